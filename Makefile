@@ -1,0 +1,47 @@
+# Quick start: `make demo` (install, ingest the sample dump, dbt build, print a summary) and
+# `make test` (install, run every test). Both install what they need into .venv first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+DBT := $(BIN)/dbt
+DBT_ARGS := --project-dir . --profiles-dir .
+SAMPLE_DUMP ?= sample_data/dump
+export DBT_SEND_ANONYMOUS_USAGE_STATS := false
+export SPARK_LOCAL_IP ?= 127.0.0.1
+
+.PHONY: install demo ingest build docs test lint clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml requirements.lock
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[dev]'
+	touch $(STAMP)
+
+## demo: ingest the bundled sample dump, build every model, print rows per layer and gold rows
+demo: install
+	$(BIN)/python -m ingest --dump $(SAMPLE_DUMP)
+	$(DBT) build $(DBT_ARGS)
+	$(BIN)/python -m cdc_lakehouse.summary
+
+ingest: install
+	$(BIN)/python -m ingest --dump $(SAMPLE_DUMP)
+
+build: install
+	$(DBT) build $(DBT_ARGS)
+
+docs: install
+	$(DBT) docs generate $(DBT_ARGS)
+
+## test: lint, then every pytest test (unit, ingest, dbt build on the fixtures)
+test: install
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean:
+	rm -rf lake target logs

@@ -1,0 +1,47 @@
+{#
+    One row per row change, every format, one vocabulary (formats.md "Normalized vocabulary").
+    Each staging model of a format contributes its change records; the columns below are the
+    contract of this table.
+#}
+
+with
+
+dataworks_events as (
+    select * from {{ ref('stg_dataworks__events') }}
+    where record_kind = 'change'
+),
+
+final as (
+    select
+        concat_ws(':', kafka_topic, cast(kafka_partition as string), cast(kafka_offset as string), '0')
+            as event_id,
+        source_format,
+        source_db_type,
+        source_database,
+        source_schema,
+        source_table,
+        op,
+        source_op,
+        before_image,
+        after_image,
+        key_columns,
+        key_source,
+        row_key,
+        before_row_key,
+        ordering_key,
+        event_time,
+        capture_time,
+        source_sequence_id,
+        source_scn,
+        cast(null as string) as transaction_id,
+        column_types,
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        0 as kafka_row_index,
+        kafka_timestamp,
+        ingest_batch_id
+    from dataworks_events
+)
+
+select * from final

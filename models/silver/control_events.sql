@@ -1,0 +1,40 @@
+{#
+    Heartbeats and transaction markers of every format: they carry no row, but tell how fresh
+    (heartbeat) and how complete (transaction boundaries) the change stream is.
+#}
+
+with
+
+dataworks_events as (
+    select * from {{ ref('stg_dataworks__events') }}
+    where record_kind = 'control'
+),
+
+final as (
+    select
+        concat_ws(':', kafka_topic, cast(kafka_partition as string), cast(kafka_offset as string))
+            as event_id,
+        source_format,
+        case
+            when source_op = 'MHEARTBEAT' then 'heartbeat'
+            else 'transaction_marker'
+        end as control_type,
+        source_op,
+        source_db_type,
+        source_database,
+        source_schema,
+        source_table,
+        ordering_key,
+        event_time,
+        checkpoint_time,
+        source_sequence_id,
+        cast(null as string) as transaction_id,
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        kafka_timestamp,
+        ingest_batch_id
+    from dataworks_events
+)
+
+select * from final

@@ -1,0 +1,83 @@
+{#
+    Every bronze record that could not be decoded, with its reason code, a detail, the raw
+    value and its Kafka coordinates. Nothing is dropped silently: a record is here, or in
+    change_events, control_events or schema_changes.
+#}
+
+with
+
+kafka_records as (
+    select * from {{ ref('stg_bronze__kafka_records') }}
+),
+
+dataworks_events as (
+    select * from {{ ref('stg_dataworks__events') }}
+    where record_kind = 'quarantine'
+),
+
+{# formats decoded by a staging model; the others are quarantined until they are #}
+decoded_formats as (
+    select explode(array('dataworks_json', 'datahub_blob')) as source_format
+),
+
+undecoded_records as (
+    select
+        kafka_records.source_format,
+        kafka_records.topic as kafka_topic,
+        kafka_records.partition as kafka_partition,
+        kafka_records.offset as kafka_offset,
+        kafka_records.timestamp as kafka_timestamp,
+        kafka_records.ingest_batch_id,
+        case
+            when kafka_records.source_format is null then 'unregistered_topic'
+            else 'unsupported_format'
+        end as reason,
+        case
+            when kafka_records.source_format is null
+                then concat('topic ', kafka_records.topic, ' is not in seeds/cdc_topics.csv')
+            else concat('no decoder for format ', kafka_records.source_format, ' yet')
+        end as reason_detail,
+        kafka_records.value as raw_value
+    from kafka_records
+    left anti join decoded_formats
+        on kafka_records.source_format = decoded_formats.source_format
+),
+
+decode_failures as (
+    select
+        source_format,
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        kafka_timestamp,
+        ingest_batch_id,
+        quarantine_reason as reason,
+        quarantine_detail as reason_detail,
+        raw_value
+    from dataworks_events
+),
+
+unioned as (
+    select * from decode_failures
+    union all
+    select * from undecoded_records
+),
+
+final as (
+    select
+        concat_ws(':', kafka_topic, cast(kafka_partition as string), cast(kafka_offset as string))
+            as event_id,
+        source_format,
+        reason,
+        reason_detail,
+        raw_value,
+        try_validate_utf8(cast(raw_value as string)) as raw_value_text,
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        kafka_timestamp,
+        ingest_batch_id
+    from unioned
+)
+
+select * from final

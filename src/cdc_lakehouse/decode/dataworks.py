@@ -1,0 +1,233 @@
+"""Decoder of the DataWorks / DataHub Blob JSON envelope (formats.md section 1; seeds 000, 002).
+
+Input: Arrow batches with at least ``topic string, partition int, offset bigint, value binary``
+(rows of ``bronze.kafka_records``); every input column is passed through unchanged. Output adds
+the envelope's fields (:data:`ENVELOPE_SCHEMA`), one row per input row, never dropping one:
+
+- ``decode_error`` / ``decode_error_detail``: NULL when the message is structurally valid, else
+  a reason code (:data:`REASONS`) and a human-readable detail. Rows with an error are routed
+  to ``silver.quarantine`` by the SQL models.
+- ``op_code``: ``payload.op`` as sent (case-sensitive; mapped to the normalized op in SQL).
+- ``source_db_type`` .. ``source_table``: ``schema.source`` fields (any may be NULL).
+- ``primary_key``: ``schema.primaryKey`` (NULL when null or absent).
+- ``column_types``: ``schema.dataColumn`` as column -> DataWorks type (BOOLEAN, DOUBLE, DATE,
+  BYTES, LONG, STRING), in message order.
+- ``sequence_id``: ``payload.sequenceId`` as digits (JSON string or number accepted).
+- ``scn``: Oracle SCN text. ``event_time_ms`` / ``system_time_ms`` / ``checkpoint_time_ms``:
+  epoch milliseconds (UTC) from ``payload.timestamp``.
+- ``before_image`` / ``after_image``: ``payload.before.dataColumn`` / ``after.dataColumn`` as
+  column -> value text; the map is NULL when the image is not carried, a key maps to NULL for
+  SQL NULL, and a column that is not provided is absent. Value text is exact: JSON numbers keep
+  their digits (``1.50`` stays ``1.50``), BYTES stay base64 text, DATE stays epoch-ms digits,
+  BOOLEAN is ``true`` / ``false``, DOUBLE sent as a string (``"1.100000"``) stays as sent.
+- ``ddl_text``: ``payload.ddl.text`` (``ddlMeta`` is an opaque Java serialization; not kept).
+- ``envelope_version``: top-level ``version``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from cdc_lakehouse.decode.json_text import JsonFloat, loads, value_text
+
+REASONS = {
+    "empty_value": "the Kafka record has no value (NULL or zero bytes)",
+    "invalid_utf8": "the value is not UTF-8 text",
+    "invalid_json": "the value is not valid JSON",
+    "not_an_object": "the JSON value is not an object",
+    "missing_required_field": "a field the format requires is absent or null",
+    "invalid_field_type": "a field has the wrong JSON type or an invalid value",
+}
+
+_STR = pa.string()
+_MAP = pa.map_(pa.string(), pa.string())
+ENVELOPE_FIELDS: list[pa.Field] = [
+    pa.field("decode_error", _STR),
+    pa.field("decode_error_detail", _STR),
+    pa.field("envelope_version", _STR),
+    pa.field("op_code", _STR),
+    pa.field("source_db_type", _STR),
+    pa.field("source_db_version", _STR),
+    pa.field("source_database", _STR),
+    pa.field("source_schema", _STR),
+    pa.field("source_table", _STR),
+    pa.field("primary_key", pa.list_(pa.string())),
+    pa.field("column_types", _MAP),
+    pa.field("sequence_id", _STR),
+    pa.field("scn", _STR),
+    pa.field("event_time_ms", pa.int64()),
+    pa.field("system_time_ms", pa.int64()),
+    pa.field("checkpoint_time_ms", pa.int64()),
+    pa.field("before_image", _MAP),
+    pa.field("after_image", _MAP),
+    pa.field("ddl_text", _STR),
+]
+ENVELOPE_SCHEMA = pa.schema(ENVELOPE_FIELDS)
+_NAMES = [f.name for f in ENVELOPE_FIELDS]
+
+
+class _Invalid(Exception):
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+def _obj(parent: dict[str, Any], key: str, where: str) -> dict[str, Any] | None:
+    value = parent.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise _Invalid("invalid_field_type", f"{where}{key} must be an object or null")
+    return value
+
+
+def _text(parent: dict[str, Any] | None, key: str, where: str) -> str | None:
+    if parent is None:
+        return None
+    value = parent.get(key)
+    if value is None:
+        return None
+    if isinstance(value, (bool, dict | list)):
+        raise _Invalid("invalid_field_type", f"{where}{key} must be a string")
+    return str(value)
+
+
+def _digits(parent: dict[str, Any], key: str, where: str) -> str | None:
+    value = parent.get(key)
+    if value is None:
+        return None
+    if isinstance(value, (bool, JsonFloat)):
+        raise _Invalid("invalid_field_type", f"{where}{key} must be a string of digits")
+    text = str(value).strip() if isinstance(value, str | int) else None
+    if not text or not text.isascii() or not text.isdigit():
+        raise _Invalid("invalid_field_type", f"{where}{key} must be a string of digits")
+    return text.lstrip("0") or "0"
+
+
+def _millis(parent: dict[str, Any] | None, key: str) -> int | None:
+    if parent is None:
+        return None
+    value = parent.get(key)
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    raise _Invalid("invalid_field_type", f"payload.timestamp.{key} must be epoch milliseconds")
+
+
+def _image(payload: dict[str, Any], key: str) -> list[tuple[str, str | None]] | None:
+    wrapper = _obj(payload, key, "payload.")
+    if wrapper is None:
+        return None
+    columns = _obj(wrapper, "dataColumn", f"payload.{key}.")
+    if columns is None:
+        return None
+    return [(name, value_text(value)) for name, value in columns.items()]
+
+
+def _column_types(schema: dict[str, Any] | None) -> list[tuple[str, str | None]] | None:
+    if schema is None or schema.get("dataColumn") is None:
+        return None
+    columns = schema["dataColumn"]
+    if not isinstance(columns, list):
+        raise _Invalid("invalid_field_type", "schema.dataColumn must be an array")
+    out = []
+    for column in columns:
+        if not isinstance(column, dict) or not isinstance(column.get("name"), str):
+            raise _Invalid("invalid_field_type", "schema.dataColumn items need a string name")
+        out.append((column["name"], _text(column, "type", "schema.dataColumn[].")))
+    return out
+
+
+def _primary_key(schema: dict[str, Any] | None) -> list[str] | None:
+    if schema is None or schema.get("primaryKey") is None:
+        return None
+    keys = schema["primaryKey"]
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise _Invalid("invalid_field_type", "schema.primaryKey must be an array of names")
+    return list(keys)
+
+
+def decode_envelope(raw: bytes | None) -> dict[str, Any]:
+    """Decode one Kafka value into the envelope fields (see module doc); never raises."""
+    row: dict[str, Any] = dict.fromkeys(_NAMES)
+    try:
+        if not raw:
+            raise _Invalid("empty_value", REASONS["empty_value"])
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _Invalid("invalid_utf8", f"not UTF-8: {exc.reason} at byte {exc.start}") from None
+        try:
+            message = loads(text)
+        except ValueError as exc:
+            raise _Invalid("invalid_json", f"not valid JSON: {exc}") from None
+        if not isinstance(message, dict):
+            raise _Invalid("not_an_object", f"JSON {type(message).__name__}, not an object")
+        payload = _obj(message, "payload", "")
+        if payload is None:
+            raise _Invalid("missing_required_field", "payload is missing")
+        if payload.get("op") is None:
+            raise _Invalid("missing_required_field", "payload.op is missing")
+        if not isinstance(payload["op"], str):
+            raise _Invalid("invalid_field_type", "payload.op must be a string")
+        schema = _obj(message, "schema", "")
+        source = _obj(schema, "source", "schema.") if schema is not None else None
+        timestamp = _obj(payload, "timestamp", "payload.")
+        ddl = _obj(payload, "ddl", "payload.")
+        row.update(
+            envelope_version=_text(message, "version", ""),
+            op_code=payload["op"],
+            source_db_type=_text(source, "dbType", "schema.source."),
+            source_db_version=_text(source, "dbVersion", "schema.source."),
+            source_database=_text(source, "dbName", "schema.source."),
+            source_schema=_text(source, "schemaName", "schema.source."),
+            source_table=_text(source, "tableName", "schema.source."),
+            primary_key=_primary_key(schema),
+            column_types=_column_types(schema),
+            sequence_id=_digits(payload, "sequenceId", "payload."),
+            scn=_text(payload, "scn", "payload."),
+            event_time_ms=_millis(timestamp, "eventTime"),
+            system_time_ms=_millis(timestamp, "systemTime"),
+            checkpoint_time_ms=_millis(timestamp, "checkpointTime"),
+            before_image=_image(payload, "before"),
+            after_image=_image(payload, "after"),
+            ddl_text=_text(ddl, "text", "payload.ddl."),
+        )
+    except _Invalid as invalid:
+        row = dict.fromkeys(_NAMES)
+        row["decode_error"] = invalid.reason
+        row["decode_error_detail"] = invalid.detail
+    return row
+
+
+def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` function: append the envelope columns to each batch (same row count)."""
+    for batch in batches:
+        values = batch.column("value").to_pylist()
+        rows = [decode_envelope(v) for v in values]
+        columns = list(batch.columns)
+        for field in ENVELOPE_FIELDS:
+            columns.append(pa.array([r[field.name] for r in rows], type=field.type))
+        yield pa.RecordBatch.from_arrays(
+            columns, schema=pa.schema(list(batch.schema) + ENVELOPE_FIELDS)
+        )
+
+
+def output_schema_ddl(input_schema_ddl: str) -> str:
+    """Spark DDL of :func:`decode_batches`' output for an input with ``input_schema_ddl``."""
+    envelope = (
+        "decode_error string, decode_error_detail string, envelope_version string, "
+        "op_code string, source_db_type string, source_db_version string, "
+        "source_database string, source_schema string, source_table string, "
+        "primary_key array<string>, column_types map<string,string>, sequence_id string, "
+        "scn string, event_time_ms bigint, system_time_ms bigint, checkpoint_time_ms bigint, "
+        "before_image map<string,string>, after_image map<string,string>, ddl_text string"
+    )
+    return f"{input_schema_ddl}, {envelope}"

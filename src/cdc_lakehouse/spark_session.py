@@ -1,0 +1,194 @@
+"""The one Spark configuration of the project, used by the ingest job, dbt and the tests.
+
+``python -m ingest`` calls :func:`get_spark`; dbt reaches the same function through the
+``sparksession`` adapter (``profiles.yml``), whose connection creates the session before
+dbt-spark's ``method: session`` cursor asks for it. Everything Spark, Hive and Derby write goes
+under ``CDC_LAKE_DIR`` (see :mod:`cdc_lakehouse.settings`); nothing lands in the working
+directory or the home directory (Delta's Ivy resolution aside, which uses the user's Ivy cache
+as Spark always does).
+
+Settings that matter for correctness:
+
+- ``spark.sql.session.timeZone=UTC``: event times are UTC timestamps.
+- ``spark.sql.ansi.enabled=false``: dbt-spark forces it for its session and views remember the
+  setting they were created with, so the ingest job uses the same.
+- ``spark.sql.sources.partitionOverwriteMode=dynamic``: ``INSERT OVERWRITE`` replaces only the
+  partitions it writes (the exactly-once write of ``bronze.kafka_records``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cdc_lakehouse.settings import ConfigError, Settings, load_settings
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+LOG4J2_CONFIG = Path(__file__).resolve().parent / "resources" / "log4j2.properties"
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+
+
+class DeltaUnavailableError(ConfigError):
+    """``CDC_TABLE_FORMAT=delta`` was asked for but the Delta Lake jars cannot be loaded."""
+
+
+def delta_jar_paths(jars_dir: Path) -> list[Path]:
+    """The Delta Lake jars in ``jars_dir``: ``delta-spark_*.jar`` and ``delta-storage-*.jar``.
+
+    Raises:
+        DeltaUnavailableError: one of the two jars is missing.
+    """
+    spark_jars = sorted(jars_dir.glob("delta-spark_*.jar"))
+    storage_jars = sorted(jars_dir.glob("delta-storage-*.jar"))
+    if not spark_jars or not storage_jars:
+        raise DeltaUnavailableError(
+            f"CDC_TABLE_FORMAT=delta but {jars_dir} lacks "
+            f"{'delta-spark_*.jar' if not spark_jars else 'delta-storage-*.jar'}: copy both "
+            "Delta Lake jars (matching delta-spark 4.4.1 and Spark 4.2, Scala 2.13) there, "
+            "or use CDC_TABLE_FORMAT=parquet."
+        )
+    return [spark_jars[-1], storage_jars[-1]]
+
+
+def delta_jars_available(settings: Settings | None = None) -> str | None:
+    """Where Delta Lake jars can be loaded from without a network, or ``None``.
+
+    Looks at ``CDC_DELTA_JARS_DIR`` and at the user's Ivy cache (where ``spark.jars.packages``
+    puts them after one successful resolution). Used by the tests to run or skip Delta tests.
+    """
+    settings = settings or load_settings()
+    if settings.delta_jars_dir is not None:
+        try:
+            delta_jar_paths(settings.delta_jars_dir)
+        except DeltaUnavailableError:
+            return None
+        return str(settings.delta_jars_dir)
+    for ivy in (Path.home() / ".ivy2.5.2" / "jars", Path.home() / ".ivy2" / "jars"):
+        if any(ivy.glob("io.delta_delta-spark_*.jar")) and any(ivy.glob("io.delta_delta-storage*")):
+            return str(ivy)
+    return None
+
+
+def spark_conf(settings: Settings) -> dict[str, str]:
+    """The Spark configuration for ``settings`` as a dict of ``spark.*`` keys to values.
+
+    Delta's jar settings are not included (see :func:`get_spark`).
+    """
+    lake = settings.lake_dir
+    derby_url = f"jdbc:derby:;databaseName={settings.metastore_dir};create=true"
+    java_opts = (
+        f"-Dderby.system.home={lake} -Djava.io.tmpdir={lake / 'tmp'} "
+        f"-Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}"
+    )
+    conf = {
+        "spark.master": os.environ.get("CDC_SPARK_MASTER", "local[*]"),
+        "spark.app.name": "cdc-lakehouse",
+        "spark.driver.memory": os.environ.get("CDC_SPARK_DRIVER_MEMORY", "4g"),
+        "spark.driver.extraJavaOptions": java_opts,
+        "spark.executor.extraJavaOptions": java_opts,
+        "spark.sql.catalogImplementation": "hive",
+        "spark.sql.warehouse.dir": str(settings.warehouse_dir),
+        "spark.hadoop.javax.jdo.option.ConnectionURL": derby_url,
+        "spark.hadoop.hive.metastore.warehouse.dir": str(settings.warehouse_dir),
+        "spark.hadoop.hive.exec.scratchdir": str(lake / "tmp" / "hive"),
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.ansi.enabled": "false",
+        "spark.sql.sources.partitionOverwriteMode": "dynamic",
+        "spark.sql.shuffle.partitions": os.environ.get("CDC_SPARK_SHUFFLE_PARTITIONS", "8"),
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.ui.enabled": os.environ.get("CDC_SPARK_UI", "false"),
+        "spark.ui.showConsoleProgress": "false",
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
+    }
+    if settings.table_format == "delta":
+        conf["spark.sql.extensions"] = DELTA_EXTENSION
+        conf["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG
+        if settings.delta_jars_dir is not None:
+            conf["spark.jars"] = ",".join(str(p) for p in delta_jar_paths(settings.delta_jars_dir))
+    return conf
+
+
+def get_spark(settings: Settings | None = None) -> SparkSession:
+    """Return the process's SparkSession, creating it with :func:`spark_conf` if needed.
+
+    Creates ``CDC_LAKE_DIR`` and its sub-directories. With ``CDC_TABLE_FORMAT=delta`` and no
+    ``CDC_DELTA_JARS_DIR``, the jars are resolved the usual way
+    (``delta.configure_spark_with_delta_pip``, i.e. ``spark.jars.packages`` from Maven).
+
+    Raises:
+        ConfigError: the lake directory cannot be created or written.
+        DeltaUnavailableError: Delta requested but its jars cannot be resolved or loaded.
+    """
+    from pyspark.sql import SparkSession
+
+    # getActiveSession is per thread; dbt runs models in worker threads, so fall back to the
+    # process's instantiated session before building a new one.
+    active = SparkSession.getActiveSession() or SparkSession._instantiatedSession
+    if active is not None:
+        return active
+    settings = settings or load_settings()
+    ensure_lake_dir(settings)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder
+    for key, value in spark_conf(settings).items():
+        builder = builder.config(key, value)
+    builder = builder.enableHiveSupport()
+    if settings.table_format == "delta" and settings.delta_jars_dir is None:
+        from delta import configure_spark_with_delta_pip
+
+        builder = configure_spark_with_delta_pip(builder)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:  # the JVM did not start: with Delta, almost always the jars
+        if settings.table_format == "delta":
+            raise DeltaUnavailableError(
+                "CDC_TABLE_FORMAT=delta but Spark could not start with the Delta Lake jars "
+                f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}). "
+                "No Maven repository is reachable here: put delta-spark_*.jar and "
+                "delta-storage-*.jar in a directory and set CDC_DELTA_JARS_DIR to it, or use "
+                "CDC_TABLE_FORMAT=parquet."
+            ) from exc
+        raise
+    spark.sparkContext.setLogLevel(os.environ.get("CDC_SPARK_LOG_LEVEL", "WARN"))
+    if settings.table_format == "delta":
+        _check_delta_loaded(spark)
+    return spark
+
+
+def _check_delta_loaded(spark: SparkSession) -> None:
+    try:
+        spark.sparkContext._jvm.java.lang.Class.forName(DELTA_EXTENSION)  # type: ignore[union-attr]
+    except Exception as exc:
+        spark.stop()
+        raise DeltaUnavailableError(
+            f"CDC_TABLE_FORMAT=delta but {DELTA_EXTENSION} is not on Spark's classpath: set "
+            "CDC_DELTA_JARS_DIR to a directory with the Delta Lake jars, or use "
+            "CDC_TABLE_FORMAT=parquet."
+        ) from exc
+
+
+def ensure_lake_dir(settings: Settings) -> None:
+    """Create the lake directory tree and check that it is writable.
+
+    Raises:
+        ConfigError: the directory cannot be created or written; names the path and the fix.
+    """
+    lake = settings.lake_dir
+    try:
+        for path in (lake, settings.warehouse_dir, settings.checkpoint_dir, lake / "tmp"):
+            path.mkdir(parents=True, exist_ok=True)
+        probe = lake / ".write-probe"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(
+            f"The lake directory {lake} cannot be written ({exc.strerror or exc}): set "
+            "CDC_LAKE_DIR to a writable directory (default ./lake)."
+        ) from exc

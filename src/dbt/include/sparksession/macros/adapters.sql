@@ -1,0 +1,1 @@
+{# The sparksession adapter reuses dbt-spark's macros (plugin dependency "spark"). #}

@@ -1,0 +1,49 @@
+"""Shared pytest fixtures: one lake directory and one SparkSession for the whole test session.
+
+The SparkSession is created by :func:`cdc_lakehouse.spark_session.get_spark` with
+``CDC_LAKE_DIR`` pointing at a temporary directory, so tests never touch ``./lake``. dbt runs
+in-process (``dbtRunner``) and reuses the same session through the ``sparksession`` adapter.
+Tests that need their own tables use their own table names or clean up what they create.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PROJECT_DIR = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def project_dir() -> Path:
+    """The repository root (dbt project directory)."""
+    return PROJECT_DIR
+
+
+@pytest.fixture(scope="session")
+def lake_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A fresh ``CDC_LAKE_DIR`` for the test session (set in the environment)."""
+    lake = tmp_path_factory.mktemp("lake")
+    previous = os.environ.get("CDC_LAKE_DIR")
+    os.environ["CDC_LAKE_DIR"] = str(lake)
+    os.environ.setdefault("CDC_TABLE_FORMAT", "parquet")
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+    yield lake
+    if previous is None:
+        os.environ.pop("CDC_LAKE_DIR", None)
+    else:
+        os.environ["CDC_LAKE_DIR"] = previous
+
+
+@pytest.fixture(scope="session")
+def spark(lake_dir: Path):
+    """The one SparkSession of the test session."""
+    from cdc_lakehouse.spark_session import get_spark
+
+    session = get_spark()
+    yield session
+    session.stop()

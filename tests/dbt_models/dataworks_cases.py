@@ -1,0 +1,165 @@
+"""Hand-written DataWorks messages for the pipeline tests, and the state they must produce.
+
+Messages go to the registered topic ``dataworks.sample.mysql`` on partitions 1-3 (the bundled
+sample dump uses partition 0), for tables of database ``edge_db``. Each case states in a
+comment what a reader of formats.md section 1 expects.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+TOPIC = "dataworks.sample.mysql"
+DB = "edge_db"
+
+ORDER_COLUMNS = [
+    {"name": "id", "type": "LONG"},
+    {"name": "status", "type": "STRING"},
+    {"name": "amount", "type": "DOUBLE"},
+    {"name": "price", "type": "DOUBLE"},
+    {"name": "ratio", "type": "DOUBLE"},
+    {"name": "note", "type": "STRING"},
+]
+
+
+def raw(number_text: str) -> str:
+    """A JSON number to be written with exactly this text (json.dumps would go through float)."""
+    return f"__RAW__{number_text}__"
+
+
+def message(
+    op: str,
+    seq: str | int | None,
+    *,
+    table: str = "orders",
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+    primary_key: list[str] | None = None,
+    columns: list[dict[str, str]] | None = None,
+    event_ms: int = 1700000000000,
+) -> str:
+    """A DataWorks message as JSON text (placeholders from :func:`raw` become bare numbers)."""
+    payload: dict[str, Any] = {
+        "before": {"dataColumn": before} if before is not None else None,
+        "after": {"dataColumn": after} if after is not None else None,
+        "sequenceId": seq,
+        "op": op,
+        "timestamp": {"eventTime": event_ms, "systemTime": event_ms + 5},
+        "ddl": None,
+    }
+    if seq is None:
+        del payload["sequenceId"]
+    envelope = {
+        "schema": {
+            "dataColumn": columns if columns is not None else ORDER_COLUMNS,
+            "primaryKey": primary_key if primary_key is not None else ["id"],
+            "source": {"dbType": "MySQL", "dbName": DB, "tableName": table},
+        },
+        "payload": payload,
+        "version": "1.0.0",
+    }
+    text = json.dumps(envelope, separators=(",", ":"))
+    while "__RAW__" in text:
+        start = text.index('"__RAW__')
+        end = text.index('__"', start + 8)
+        text = text[:start] + text[start + 8 : end] + text[end + 3 :]
+    return text
+
+
+def order(id_: int, status: str, **extra: Any) -> dict[str, Any]:
+    return {"id": id_, "status": status, **extra}
+
+
+NOKEY_COLUMNS = [{"name": "a", "type": "LONG"}, {"name": "b", "type": "STRING"}]
+
+# (partition, value) in offset order per partition.
+CHANGES: list[tuple[int, str | None]] = [
+    # id 1: exact numbers (a 30-digit DOUBLE, 1.50, DOUBLE sent as text), NULL, and the same
+    # insert delivered twice -> one row, values as sent.
+    (1, message("INSERT", "100", after=order(
+        1, "new", amount=raw("12345678901234567890123.456789"), price=raw("1.50"),
+        ratio="1.100000", note=None))),
+    (1, message("INSERT", "100", after=order(
+        1, "new", amount=raw("12345678901234567890123.456789"), price=raw("1.50"),
+        ratio="1.100000", note=None))),
+    # id 2: the newer update arrives (partition 2) before the older insert -> update wins.
+    (2, message("UPDATE_AFTER", "205", before=order(2, "new"), after=order(2, "shipped"))),
+    (2, message("INSERT", "201", after=order(2, "new"))),
+    # id 3: insert, delete, then an older update delivered late on another partition -> gone.
+    (1, message("INSERT", "300", after=order(3, "new"))),
+    (1, message("DELETE", "302", before=order(3, "new"))),
+    (2, message("UPDATE_AFTER", "301", before=order(3, "new"), after=order(3, "late"))),
+    # id 4 -> 40: a primary-key update as two messages, after half delivered first, with the
+    # other spelling UPDATE_BEFORE -> only id 40 remains.
+    (1, message("INSERT", "400", after=order(4, "new"))),
+    (1, message("UPDATE_AFTER", "401", after=order(40, "moved"))),
+    (1, message("UPDATE_BEFORE", "401", before=order(4, "new"))),
+    # id 5: an update-before half whose after half never arrives -> the row stays as it was.
+    (1, message("INSERT", "500", after=order(5, "five"))),
+    (1, message("UPDATE_BEFOR", "501", before=order(5, "five"))),
+    # id 6: insert, delete, insert again -> the re-inserted row.
+    (2, message("INSERT", "600", after=order(6, "first"))),
+    (2, message("DELETE", "601", before=order(6, "first"))),
+    (2, message("INSERT", "602", after=order(6, "again"))),
+    # a table with neither primary key nor row id: all columns identify the row.
+    (1, message("INSERT", "700", table="nokey", after={"a": 1, "b": "x"},
+                primary_key=[], columns=NOKEY_COLUMNS)),
+    (1, message("DELETE", "701", table="nokey", before={"a": 1, "b": "x"},
+                primary_key=[], columns=NOKEY_COLUMNS)),
+    (1, message("INSERT", "702", table="nokey", after={"a": 2, "b": "y"},
+                primary_key=[], columns=NOKEY_COLUMNS)),
+    # control events
+    (1, message("TRANSACTION_BEGIN", "99")),
+    (1, json.dumps({"schema": {}, "payload": {"op": "MHEARTBEAT",
+                    "timestamp": {"eventTime": 1700000001000}}, "version": "0.0.1"})),
+]
+
+# (value or None for a Kafka NULL value, value_base64 or None, expected reason)
+BROKEN: list[tuple[str | None, str | None, str]] = [
+    ("not json at all", None, "invalid_json"),
+    ('{"payload": {"op": "INSERT"', None, "invalid_json"),
+    ("[1, 2]", None, "not_an_object"),
+    (message("UPSERT", "800", after=order(8, "x")), None, "unknown_op"),
+    (message("insert", "801", after=order(8, "x")), None, "unknown_op"),
+    (message("INSERT", None, after=order(8, "x")), None, "missing_required_field"),
+    (message("INSERT", "802"), None, "missing_required_field"),
+    (message("INSERT", "803", after={"status": "no id"}), None, "missing_key_column"),
+    (message("INSERT", "12a", after=order(8, "x")), None, "invalid_field_type"),
+    ('{"payload": "INSERT"}', None, "invalid_field_type"),
+    (None, None, "empty_value"),
+    (None, base64.b64encode(b"\xff\xfe{}").decode(), "invalid_utf8"),
+]
+
+EXPECTED_ORDERS = {
+    '{"id":"1"}': {"id": "1", "status": "new", "amount": "12345678901234567890123.456789",
+                   "price": "1.50", "ratio": "1.100000", "note": None},
+    '{"id":"2"}': {"id": "2", "status": "shipped"},
+    '{"id":"40"}': {"id": "40", "status": "moved"},
+    '{"id":"5"}': {"id": "5", "status": "five"},
+    '{"id":"6"}': {"id": "6", "status": "again"},
+}
+EXPECTED_NOKEY = {'{"a":"2","b":"y"}': {"a": "2", "b": "y"}}
+
+
+def write_dump(path: Path) -> Path:
+    """Write the cases as a topic dump file at ``path``; return it."""
+    offsets: dict[int, int] = {}
+    lines = []
+    for partition, value in CHANGES:
+        offset = offsets.get(partition, 0)
+        offsets[partition] = offset + 1
+        lines.append({"topic": TOPIC, "partition": partition, "offset": offset,
+                      "timestamp": 1700000000000, "key": None, "value": value})
+    for offset, (value, value_b64, _reason) in enumerate(BROKEN):
+        record: dict[str, Any] = {"topic": TOPIC, "partition": 3, "offset": offset,
+                                  "timestamp": 1700000000000, "key": None}
+        if value_b64 is not None:
+            record["value_base64"] = value_b64
+        else:
+            record["value"] = value
+        lines.append(record)
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    return path

@@ -1,0 +1,80 @@
+"""Unit tests of settings, the Spark configuration and the topic registry (no Spark)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cdc_lakehouse.registry import FORMATS, load_registry
+from cdc_lakehouse.settings import ConfigError, load_settings
+from cdc_lakehouse.spark_session import DeltaUnavailableError, delta_jar_paths, spark_conf
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+def test_defaults_put_the_lake_under_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    settings = load_settings({})
+    assert settings.lake_dir == tmp_path / "lake"
+    assert settings.table_format == "parquet"
+
+
+def test_every_spark_path_is_under_the_lake(tmp_path):
+    settings = load_settings({"CDC_LAKE_DIR": str(tmp_path / "l")})
+    conf = spark_conf(settings)
+    lake = str(tmp_path / "l")
+    assert conf["spark.sql.warehouse.dir"].startswith(lake)
+    derby_url = conf["spark.hadoop.javax.jdo.option.ConnectionURL"]
+    assert f"databaseName={lake}/metastore_db" in derby_url
+    assert f"-Dderby.system.home={lake}" in conf["spark.driver.extraJavaOptions"]
+    assert conf["spark.sql.session.timeZone"] == "UTC"
+    assert conf["spark.sql.ansi.enabled"] == "false"
+    assert "spark.sql.extensions" not in conf
+
+
+def test_unknown_table_format_is_a_clear_error():
+    with pytest.raises(ConfigError, match="CDC_TABLE_FORMAT='iceberg' is not supported"):
+        load_settings({"CDC_TABLE_FORMAT": "iceberg"})
+
+
+def test_delta_jar_directory_must_hold_both_jars(tmp_path):
+    with pytest.raises(ConfigError, match="not a directory"):
+        load_settings({"CDC_TABLE_FORMAT": "delta", "CDC_DELTA_JARS_DIR": str(tmp_path / "no")})
+    with pytest.raises(DeltaUnavailableError, match="delta-spark_"):
+        delta_jar_paths(tmp_path)
+    (tmp_path / "delta-spark_2.13-4.4.1.jar").write_bytes(b"")
+    (tmp_path / "delta-storage-4.4.1.jar").write_bytes(b"")
+    settings = load_settings({"CDC_TABLE_FORMAT": "delta", "CDC_DELTA_JARS_DIR": str(tmp_path)})
+    conf = spark_conf(settings)
+    assert conf["spark.sql.extensions"] == "io.delta.sql.DeltaSparkSessionExtension"
+    assert conf["spark.jars"].count(".jar") == 2
+
+
+def test_project_registry_is_valid():
+    topics = load_registry(PROJECT / "seeds" / "cdc_topics.csv")
+    assert {t.format for t in topics.values()} <= set(FORMATS)
+    assert topics["dataworks.sample.mysql"].format == "dataworks_json"
+    assert topics["datahub.sample.yunshi_db"].format == "datahub_blob"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("topic\nx\n", "missing column"),
+        ("topic,format\nx,avro\n", "unknown format 'avro'"),
+        ("topic,format\nx,dts_avro\nx,dts_avro\n", "listed twice"),
+        ("topic,format\n,dts_avro\n", "empty topic"),
+        ("topic,format,canal_legacy_swap\nx,dts_canal_json,maybe\n", "true or false"),
+    ],
+)
+def test_registry_errors_name_the_line(tmp_path, content, message):
+    path = tmp_path / "cdc_topics.csv"
+    path.write_text(content)
+    with pytest.raises(ConfigError, match=message):
+        load_registry(path)
+
+
+def test_missing_registry_file(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        load_registry(tmp_path / "nope.csv")
