@@ -1,5 +1,7 @@
 # Quick start: `make demo` (install, ingest the sample dump, dbt build, print a summary) and
 # `make test` (install, run every test). Both install what they need into .venv first.
+SHELL := bash
+.SHELLFLAGS := -o pipefail -c
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -14,9 +16,12 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 
 install: $(STAMP)
 
+# The grep drops a notice that some machines' pip configuration prints once per package;
+# pipefail keeps pip's own exit status.
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[dev]'
+	$(BIN)/pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[dev]' \
+		2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; }
 	touch $(STAMP)
 
 ## demo: ingest the bundled sample dump, build every model, print rows per layer and gold rows

@@ -21,21 +21,29 @@ BIN = Path(sys.executable).parent
 
 
 def run(args: list[str], env: dict[str, str], timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run(args, cwd=PROJECT, env=env, capture_output=True, text=True,
-                          timeout=timeout, check=False)
+    return subprocess.run(
+        args, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
 
 
 def delta_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {**os.environ, "CDC_LAKE_DIR": str(tmp_path / "lake"), "CDC_TABLE_FORMAT": "delta",
-           "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", **extra}
+    env = {
+        **os.environ,
+        "CDC_LAKE_DIR": str(tmp_path / "lake"),
+        "CDC_TABLE_FORMAT": "delta",
+        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+        **extra,
+    }
     return env
 
 
 def test_delta_without_its_jars_stops_with_a_message(tmp_path):
     empty = tmp_path / "jars"
     empty.mkdir()
-    result = run([sys.executable, "-m", "ingest", "--dump", "sample_data/dump"],
-                 delta_env(tmp_path, CDC_DELTA_JARS_DIR=str(empty)))
+    result = run(
+        [sys.executable, "-m", "ingest", "--dump", "sample_data/dump"],
+        delta_env(tmp_path, CDC_DELTA_JARS_DIR=str(empty)),
+    )
     assert result.returncode == 2, result.stderr
     assert "CDC_TABLE_FORMAT=delta" in result.stderr
     assert "delta-spark_*.jar" in result.stderr
@@ -65,15 +73,35 @@ def test_sample_pipeline_on_delta(tmp_path):
     env = delta_env(tmp_path)
     ingest = run([sys.executable, "-m", "ingest", "--dump", "sample_data/dump"], env)
     assert ingest.returncode == 0, ingest.stderr
-    build = run([str(BIN / "dbt"), "build", "--project-dir", ".", "--profiles-dir", ".",
-                 "--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs")],
-                env, timeout=1200)
+    build = run(
+        [
+            str(BIN / "dbt"),
+            "build",
+            "--project-dir",
+            ".",
+            "--profiles-dir",
+            ".",
+            "--target-path",
+            str(tmp_path / "target"),
+            "--log-path",
+            str(tmp_path / "logs"),
+        ],
+        env,
+        timeout=1200,
+    )
     assert build.returncode == 0, build.stdout[-4000:]
-    check = run([sys.executable, "-c", (
-        "from cdc_lakehouse.spark_session import get_spark\n"
-        "s = get_spark()\n"
-        "print(s.sql('describe detail gold.current_rows').first()['format'])\n"
-        "print(s.table('gold.current_rows').count())\n"
-    )], env)
+    check = run(
+        [
+            sys.executable,
+            "-c",
+            (
+                "from cdc_lakehouse.spark_session import get_spark\n"
+                "s = get_spark()\n"
+                "print(s.sql('describe detail gold.current_rows').first()['format'])\n"
+                "print(s.table('gold.current_rows').count())\n"
+            ),
+        ],
+        env,
+    )
     assert check.returncode == 0, check.stderr
     assert check.stdout.split()[-2:] == ["delta", "2"]

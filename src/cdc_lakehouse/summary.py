@@ -59,11 +59,14 @@ def main(argv: list[str] | None = None) -> int:
     rows = gold.limit(args.limit).collect()
     print(f"\ngold.current_rows (first {len(rows)} of {gold.count()})")
     for row in rows:
-        table = ".".join(p for p in (row["source_database"], row["source_schema"],
-                                     row["source_table"]) if p)
+        table = ".".join(
+            p for p in (row["source_database"], row["source_schema"], row["source_table"]) if p
+        )
         values = ", ".join(f"{k}={v}" for k, v in (row["row_values"] or {}).items())
-        print(f"  [{row['source_format']}] {table} {row['row_key']} -> {{{values}}}"
-              f"  ({row['last_op']} at {row['last_event_time']} UTC)")
+        print(
+            f"  [{row['source_format']}] {table} {row['row_key']} -> {{{values}}}"
+            f"  ({row['last_op']} at {row['last_event_time']} UTC)"
+        )
     return 0
 
 

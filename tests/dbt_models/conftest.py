@@ -27,10 +27,14 @@ def run_dbt(spark, project_dir: Path, tmp_path_factory: pytest.TempPathFactory) 
     def run(*args: str, expect_success: bool = True) -> Any:
         argv = [
             *args,
-            "--project-dir", str(project_dir),
-            "--profiles-dir", str(project_dir),
-            "--target-path", str(work / "target"),
-            "--log-path", str(work / "logs"),
+            "--project-dir",
+            str(project_dir),
+            "--profiles-dir",
+            str(project_dir),
+            "--target-path",
+            str(work / "target"),
+            "--log-path",
+            str(work / "logs"),
         ]
         result = dbtRunner().invoke(argv)
         if expect_success and not result.success:

@@ -79,12 +79,36 @@ NOKEY_COLUMNS = [{"name": "a", "type": "LONG"}, {"name": "b", "type": "STRING"}]
 CHANGES: list[tuple[int, str | None]] = [
     # id 1: exact numbers (a 30-digit DOUBLE, 1.50, DOUBLE sent as text), NULL, and the same
     # insert delivered twice -> one row, values as sent.
-    (1, message("INSERT", "100", after=order(
-        1, "new", amount=raw("12345678901234567890123.456789"), price=raw("1.50"),
-        ratio="1.100000", note=None))),
-    (1, message("INSERT", "100", after=order(
-        1, "new", amount=raw("12345678901234567890123.456789"), price=raw("1.50"),
-        ratio="1.100000", note=None))),
+    (
+        1,
+        message(
+            "INSERT",
+            "100",
+            after=order(
+                1,
+                "new",
+                amount=raw("12345678901234567890123.456789"),
+                price=raw("1.50"),
+                ratio="1.100000",
+                note=None,
+            ),
+        ),
+    ),
+    (
+        1,
+        message(
+            "INSERT",
+            "100",
+            after=order(
+                1,
+                "new",
+                amount=raw("12345678901234567890123.456789"),
+                price=raw("1.50"),
+                ratio="1.100000",
+                note=None,
+            ),
+        ),
+    ),
     # id 2: the newer update arrives (partition 2) before the older insert -> update wins.
     (2, message("UPDATE_AFTER", "205", before=order(2, "new"), after=order(2, "shipped"))),
     (2, message("INSERT", "201", after=order(2, "new"))),
@@ -105,16 +129,51 @@ CHANGES: list[tuple[int, str | None]] = [
     (2, message("DELETE", "601", before=order(6, "first"))),
     (2, message("INSERT", "602", after=order(6, "again"))),
     # a table with neither primary key nor row id: all columns identify the row.
-    (1, message("INSERT", "700", table="nokey", after={"a": 1, "b": "x"},
-                primary_key=[], columns=NOKEY_COLUMNS)),
-    (1, message("DELETE", "701", table="nokey", before={"a": 1, "b": "x"},
-                primary_key=[], columns=NOKEY_COLUMNS)),
-    (1, message("INSERT", "702", table="nokey", after={"a": 2, "b": "y"},
-                primary_key=[], columns=NOKEY_COLUMNS)),
+    (
+        1,
+        message(
+            "INSERT",
+            "700",
+            table="nokey",
+            after={"a": 1, "b": "x"},
+            primary_key=[],
+            columns=NOKEY_COLUMNS,
+        ),
+    ),
+    (
+        1,
+        message(
+            "DELETE",
+            "701",
+            table="nokey",
+            before={"a": 1, "b": "x"},
+            primary_key=[],
+            columns=NOKEY_COLUMNS,
+        ),
+    ),
+    (
+        1,
+        message(
+            "INSERT",
+            "702",
+            table="nokey",
+            after={"a": 2, "b": "y"},
+            primary_key=[],
+            columns=NOKEY_COLUMNS,
+        ),
+    ),
     # control events
     (1, message("TRANSACTION_BEGIN", "99")),
-    (1, json.dumps({"schema": {}, "payload": {"op": "MHEARTBEAT",
-                    "timestamp": {"eventTime": 1700000001000}}, "version": "0.0.1"})),
+    (
+        1,
+        json.dumps(
+            {
+                "schema": {},
+                "payload": {"op": "MHEARTBEAT", "timestamp": {"eventTime": 1700000001000}},
+                "version": "0.0.1",
+            }
+        ),
+    ),
 ]
 
 # (value or None for a Kafka NULL value, value_base64 or None, expected reason)
@@ -134,8 +193,14 @@ BROKEN: list[tuple[str | None, str | None, str]] = [
 ]
 
 EXPECTED_ORDERS = {
-    '{"id":"1"}': {"id": "1", "status": "new", "amount": "12345678901234567890123.456789",
-                   "price": "1.50", "ratio": "1.100000", "note": None},
+    '{"id":"1"}': {
+        "id": "1",
+        "status": "new",
+        "amount": "12345678901234567890123.456789",
+        "price": "1.50",
+        "ratio": "1.100000",
+        "note": None,
+    },
     '{"id":"2"}': {"id": "2", "status": "shipped"},
     '{"id":"40"}': {"id": "40", "status": "moved"},
     '{"id":"5"}': {"id": "5", "status": "five"},
@@ -151,11 +216,24 @@ def write_dump(path: Path) -> Path:
     for partition, value in CHANGES:
         offset = offsets.get(partition, 0)
         offsets[partition] = offset + 1
-        lines.append({"topic": TOPIC, "partition": partition, "offset": offset,
-                      "timestamp": 1700000000000, "key": None, "value": value})
+        lines.append(
+            {
+                "topic": TOPIC,
+                "partition": partition,
+                "offset": offset,
+                "timestamp": 1700000000000,
+                "key": None,
+                "value": value,
+            }
+        )
     for offset, (value, value_b64, _reason) in enumerate(BROKEN):
-        record: dict[str, Any] = {"topic": TOPIC, "partition": 3, "offset": offset,
-                                  "timestamp": 1700000000000, "key": None}
+        record: dict[str, Any] = {
+            "topic": TOPIC,
+            "partition": 3,
+            "offset": offset,
+            "timestamp": 1700000000000,
+            "key": None,
+        }
         if value_b64 is not None:
             record["value_base64"] = value_b64
         else:

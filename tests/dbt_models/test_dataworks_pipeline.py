@@ -30,16 +30,22 @@ def test_seed_examples_give_the_documented_current_state(spark, built_lake):
         "row_values, last_op from gold.current_rows where source_database != 'edge_db'"
     ).collect()
     got = {
-        (r["source_format"], r["source_database"], r["source_schema"], r["source_table"],
-         r["row_key"]): (dict(r["row_values"]), r["last_op"])
+        (
+            r["source_format"],
+            r["source_database"],
+            r["source_schema"],
+            r["source_table"],
+            r["row_key"],
+        ): (dict(r["row_values"]), r["last_op"])
         for r in rows
     }
     donald = {"id": "222", "name": "donald", "binData": "ZG9uYWxkLWJ5dGVz", "ts": "1590315269000"}
     assert got == {
-        ("dataworks_json", "myDatabase", "mySchema", "tableName", '{"id":"222"}'):
-            ({**donald, "rowid": "AAIUMPAAFAACxExAAE"}, "update"),
-        ("datahub_blob", "myDatabase", "mySchema", "tableName", '{"id":"222"}'):
-            (donald, "update"),
+        ("dataworks_json", "myDatabase", "mySchema", "tableName", '{"id":"222"}'): (
+            {**donald, "rowid": "AAIUMPAAFAACxExAAE"},
+            "update",
+        ),
+        ("datahub_blob", "myDatabase", "mySchema", "tableName", '{"id":"222"}'): (donald, "update"),
     }
 
 
@@ -108,7 +114,8 @@ def test_every_broken_record_is_quarantined_with_its_reason(spark, built_lake):
     for row, (value, value_b64, _reason) in zip(rows, cases.BROKEN, strict=True):
         assert row["reason_detail"]
         expected = (
-            value.encode() if value is not None
+            value.encode()
+            if value is not None
             else (base64.b64decode(value_b64) if value_b64 else None)
         )
         assert (bytes(row["raw_value"]) if row["raw_value"] is not None else None) == expected
@@ -120,7 +127,8 @@ def test_control_events_of_the_cases(spark, built_lake):
         "order by kafka_offset"
     ).collect()
     assert [(r["control_type"], r["source_op"]) for r in rows] == [
-        ("transaction_marker", "TRANSACTION_BEGIN"), ("heartbeat", "MHEARTBEAT")
+        ("transaction_marker", "TRANSACTION_BEGIN"),
+        ("heartbeat", "MHEARTBEAT"),
     ]
 
 
@@ -128,8 +136,12 @@ def test_every_bronze_record_is_accounted_for(spark, built_lake):
     bronze = spark.table("bronze.kafka_records").count()
     silver = sum(
         spark.table(t).select("kafka_topic", "kafka_partition", "kafka_offset").distinct().count()
-        for t in ("silver.change_events", "silver.control_events", "silver.schema_changes",
-                  "silver.quarantine")
+        for t in (
+            "silver.change_events",
+            "silver.control_events",
+            "silver.schema_changes",
+            "silver.quarantine",
+        )
     )
     assert bronze == silver == 14 + len(cases.CHANGES) + len(cases.BROKEN)
 

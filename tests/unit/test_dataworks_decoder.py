@@ -28,17 +28,31 @@ def test_seed_000_insert_decodes_to_its_fields():
     assert row["decode_error"] is None
     assert row["op_code"] == "INSERT"
     assert (row["source_db_type"], row["source_database"], row["source_table"]) == (
-        "MySQL", "pkset_test", "pkset_test_no_pk")
+        "MySQL",
+        "pkset_test",
+        "pkset_test_no_pk",
+    )
     assert row["source_schema"] is None
     assert row["primary_key"] is None
-    assert row["column_types"] == [("name", "STRING"), ("job", "STRING"), ("sex", "STRING"),
-                                   ("#alibaba_rds_row_id#", "LONG")]
+    assert row["column_types"] == [
+        ("name", "STRING"),
+        ("job", "STRING"),
+        ("sex", "STRING"),
+        ("#alibaba_rds_row_id#", "LONG"),
+    ]
     assert row["sequence_id"] == "1620457642589000000"
     assert (row["event_time_ms"], row["system_time_ms"], row["checkpoint_time_ms"]) == (
-        1620457896000, 1620457896977, 1620457896000)
+        1620457896000,
+        1620457896977,
+        1620457896000,
+    )
     assert row["before_image"] is None
-    assert row["after_image"] == [("name", "name11"), ("job", "job11"), ("sex", "man"),
-                                  ("#alibaba_rds_row_id#", "15")]
+    assert row["after_image"] == [
+        ("name", "name11"),
+        ("job", "job11"),
+        ("sex", "man"),
+        ("#alibaba_rds_row_id#", "15"),
+    ]
     assert row["envelope_version"] == "0.0.1"
 
 
@@ -64,16 +78,23 @@ def test_value_text_of_other_json_values():
 
 
 def test_sequence_id_as_number_and_with_leading_zeros():
-    message = {"payload": {"op": "INSERT", "sequenceId": 1605339516000000001,
-                           "after": {"dataColumn": {"id": 1}}}}
+    message = {
+        "payload": {
+            "op": "INSERT",
+            "sequenceId": 1605339516000000001,
+            "after": {"dataColumn": {"id": 1}},
+        }
+    }
     assert decode_envelope(json.dumps(message).encode())["sequence_id"] == "1605339516000000001"
     message["payload"]["sequenceId"] = "000123"
     assert decode_envelope(json.dumps(message).encode())["sequence_id"] == "123"
 
 
 def test_heartbeat_with_empty_schema():
-    row = decode_envelope(b'{"schema": {}, "payload": {"op": "MHEARTBEAT", "timestamp": '
-                          b'{"eventTime": 1605339953629, "checkpointTime": 1605339953629}}}')
+    row = decode_envelope(
+        b'{"schema": {}, "payload": {"op": "MHEARTBEAT", "timestamp": '
+        b'{"eventTime": 1605339953629, "checkpointTime": 1605339953629}}}'
+    )
     assert row["decode_error"] is None
     assert row["op_code"] == "MHEARTBEAT"
     assert row["event_time_ms"] == 1605339953629
@@ -81,9 +102,11 @@ def test_heartbeat_with_empty_schema():
 
 
 def test_ddl_text_is_kept():
-    row = decode_envelope(b'{"schema": {"source": {"tableName": "t"}}, "payload": {"op": '
-                          b'"ALTER", "sequenceId": "35", "ddl": {"text": "alter table t add '
-                          b'column holo text", "ddlMeta": "rO0AB"}}}')
+    row = decode_envelope(
+        b'{"schema": {"source": {"tableName": "t"}}, "payload": {"op": '
+        b'"ALTER", "sequenceId": "35", "ddl": {"text": "alter table t add '
+        b'column holo text", "ddlMeta": "rO0AB"}}}'
+    )
     assert row["ddl_text"] == "alter table t add column holo text"
 
 
@@ -101,15 +124,23 @@ def test_ddl_text_is_kept():
         (b'{"payload": {"sequenceId": "1"}}', "missing_required_field", "payload.op"),
         (b'{"payload": {"op": 5}}', "invalid_field_type", "payload.op"),
         (b'{"payload": []}', "invalid_field_type", "payload"),
-        (b'{"payload": {"op": "INSERT", "sequenceId": "12a"}}', "invalid_field_type",
-         "sequenceId"),
+        (b'{"payload": {"op": "INSERT", "sequenceId": "12a"}}', "invalid_field_type", "sequenceId"),
         (b'{"payload": {"op": "INSERT", "sequenceId": 1.5}}', "invalid_field_type", "sequenceId"),
-        (b'{"payload": {"op": "INSERT", "after": {"dataColumn": [1]}}}', "invalid_field_type",
-         "dataColumn"),
-        (b'{"schema": {"primaryKey": "id"}, "payload": {"op": "INSERT"}}', "invalid_field_type",
-         "primaryKey"),
-        (b'{"payload": {"op": "INSERT", "timestamp": {"eventTime": "soon"}}}',
-         "invalid_field_type", "eventTime"),
+        (
+            b'{"payload": {"op": "INSERT", "after": {"dataColumn": [1]}}}',
+            "invalid_field_type",
+            "dataColumn",
+        ),
+        (
+            b'{"schema": {"primaryKey": "id"}, "payload": {"op": "INSERT"}}',
+            "invalid_field_type",
+            "primaryKey",
+        ),
+        (
+            b'{"payload": {"op": "INSERT", "timestamp": {"eventTime": "soon"}}}',
+            "invalid_field_type",
+            "eventTime",
+        ),
     ],
 )
 def test_structural_errors_have_a_reason_and_detail(raw, reason, detail_part):

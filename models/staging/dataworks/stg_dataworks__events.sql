@@ -41,7 +41,11 @@ op_codes as (
             ) then 'ddl'
         end as op_kind,
         case when op_code in ('UPDATE_BEFOR', 'UPDATE_BEFORE') then 0 else 1 end as image_rank,
-        coalesce(after_image, before_image) as state_image
+        {# the image that says which row the record is about, and its state afterwards #}
+        case
+            when op_code in ('DELETE', 'UPDATE_BEFOR', 'UPDATE_BEFORE') then before_image
+            else coalesce(after_image, before_image)
+        end as state_image
     from envelopes
 ),
 
