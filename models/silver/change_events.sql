@@ -1,19 +1,24 @@
 {#
     One row per row change, every format, one vocabulary (formats.md "Normalized vocabulary").
-    Each staging model of a format contributes its change records; the columns below are the
-    contract of this table.
+    Every staging *_events model of cdc_staging_event_models() contributes its change records;
+    the columns below are the contract of this table.
 #}
 
 with
 
-dataworks_events as (
-    select * from {{ ref('stg_dataworks__events') }}
-    where record_kind = 'change'
+staging_events as (
+    {{ staging_events('change') }}
 ),
 
 final as (
     select
-        concat_ws(':', kafka_topic, cast(kafka_partition as string), cast(kafka_offset as string), '0')
+        concat_ws(
+            ':',
+            kafka_topic,
+            cast(kafka_partition as string),
+            cast(kafka_offset as string),
+            cast(kafka_row_index as string)
+        )
             as event_id,
         source_format,
         source_db_type,
@@ -33,15 +38,15 @@ final as (
         capture_time,
         source_sequence_id,
         source_scn,
-        cast(null as string) as transaction_id,
+        transaction_id,
         column_types,
         kafka_topic,
         kafka_partition,
         kafka_offset,
-        0 as kafka_row_index,
+        kafka_row_index,
         kafka_timestamp,
         ingest_batch_id
-    from dataworks_events
+    from staging_events
 )
 
 select * from final

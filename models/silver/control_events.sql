@@ -5,9 +5,8 @@
 
 with
 
-dataworks_events as (
-    select * from {{ ref('stg_dataworks__events') }}
-    where record_kind = 'control'
+staging_events as (
+    {{ staging_events('control') }}
 ),
 
 final as (
@@ -28,13 +27,13 @@ final as (
         event_time,
         checkpoint_time,
         source_sequence_id,
-        cast(null as string) as transaction_id,
+        transaction_id,
         kafka_topic,
         kafka_partition,
         kafka_offset,
         kafka_timestamp,
         ingest_batch_id
-    from dataworks_events
+    from staging_events
 )
 
 select * from final

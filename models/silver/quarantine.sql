@@ -10,14 +10,13 @@ kafka_records as (
     select * from {{ ref('stg_bronze__kafka_records') }}
 ),
 
-dataworks_events as (
-    select * from {{ ref('stg_dataworks__events') }}
-    where record_kind = 'quarantine'
+staging_events as (
+    {{ staging_events('quarantine') }}
 ),
 
-{# formats decoded by a staging model; the others are quarantined until they are #}
+{# formats decoded by a staging model (cdc_staging_event_models); the others are quarantined #}
 decoded_formats as (
-    select explode(array('dataworks_json', 'datahub_blob')) as source_format
+    select explode(array('{{ cdc_decoded_formats() | join("', '") }}')) as source_format
 ),
 
 undecoded_records as (
@@ -54,7 +53,7 @@ decode_failures as (
         quarantine_reason as reason,
         quarantine_detail as reason_detail,
         raw_value
-    from dataworks_events
+    from staging_events
 ),
 
 unioned as (

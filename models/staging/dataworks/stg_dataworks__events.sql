@@ -121,6 +121,7 @@ events as (
         topic as kafka_topic,
         partition as kafka_partition,
         offset as kafka_offset,
+        0 as kafka_row_index,
         timestamp as kafka_timestamp,
         ingest_batch_id,
         case when quarantine_reason is null then op_kind else 'quarantine' end as record_kind,
@@ -142,6 +143,7 @@ events as (
         {{ canonical_row_key('before_image', 'key_columns') }} as before_row_key,
         sequence_id as source_sequence_id,
         scn as source_scn,
+        cast(null as string) as transaction_id,
         case
             when sequence_id is not null and length(sequence_id) <= 30 then concat_ws(
                 '.',

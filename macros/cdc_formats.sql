@@ -1,0 +1,54 @@
+{#
+    cdc_staging_event_models(): the staging models that decode a message format, and the
+    registry formats each one decodes. Silver models union every listed model, and
+    silver.quarantine keeps the records of formats that no listed model decodes.
+
+    Adding a format = one staging folder whose *_events model has the columns of
+    staging_event_columns() below, plus one entry here.
+#}
+{% macro cdc_staging_event_models() %}
+    {{ return([
+        {'model': 'stg_dataworks__events', 'formats': ['dataworks_json', 'datahub_blob']},
+    ]) }}
+{% endmacro %}
+
+{# cdc_decoded_formats(): every registry format that some staging model decodes. #}
+{% macro cdc_decoded_formats() %}
+    {% set formats = [] %}
+    {% for staging in cdc_staging_event_models() %}
+        {% do formats.extend(staging.formats) %}
+    {% endfor %}
+    {{ return(formats) }}
+{% endmacro %}
+
+{#
+    staging_event_columns(): the contract of a format's staging *_events model: one row per
+    change (a multi-row message gives one row per change, numbered by kafka_row_index), control
+    event, DDL or quarantined record. Columns a format does not have are NULL.
+#}
+{% macro staging_event_columns() %}
+    {{ return([
+        'source_format', 'kafka_topic', 'kafka_partition', 'kafka_offset', 'kafka_row_index',
+        'kafka_timestamp', 'ingest_batch_id', 'record_kind', 'quarantine_reason',
+        'quarantine_detail', 'op', 'source_op', 'source_db_type', 'source_database',
+        'source_schema', 'source_table', 'key_source', 'key_columns', 'column_types',
+        'before_image', 'after_image', 'row_key', 'before_row_key', 'ordering_key',
+        'event_time', 'capture_time', 'checkpoint_time', 'source_sequence_id', 'source_scn',
+        'transaction_id', 'ddl_text', 'raw_value',
+    ]) }}
+{% endmacro %}
+
+{#
+    staging_events(record_kind): the rows of every staging *_events model with that
+    record_kind, in the columns of staging_event_columns(), as one union all.
+#}
+{% macro staging_events(record_kind) %}
+    {%- for staging in cdc_staging_event_models() %}
+    select {{ staging_event_columns() | join(', ') }}
+    from {{ ref(staging.model) }}
+    where record_kind = '{{ record_kind }}'
+    {%- if not loop.last %}
+    union all
+    {%- endif %}
+    {%- endfor %}
+{% endmacro %}
