@@ -9,10 +9,12 @@ STAMP := $(VENV)/.installed-stamp
 DBT := $(BIN)/dbt
 DBT_ARGS := --project-dir . --profiles-dir .
 SAMPLE_DUMP ?= sample_data/dump
+KAFKA_PORT ?= 19092
+KAFKA_LAKE ?= lake-kafka
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: install demo ingest build docs test lint clean
+.PHONY: install demo ingest build docs test lint clean kafka-broker demo-kafka
 
 install: $(STAMP)
 
@@ -50,3 +52,18 @@ lint: install
 
 clean:
 	rm -rf lake target logs
+
+## kafka-broker: a local Kafka-protocol broker (Tansu, in-memory) on 127.0.0.1:$(KAFKA_PORT) until Ctrl-C
+kafka-broker: install
+	$(BIN)/python -m cdc_lakehouse.kafka.broker --port $(KAFKA_PORT)
+
+## demo-kafka: local broker, produce the sample dump, ingest from Kafka into $(KAFKA_LAKE), dbt build, summary
+demo-kafka: install
+	$(BIN)/python -m cdc_lakehouse.kafka.broker --port $(KAFKA_PORT) & broker=$$!; \
+	trap 'kill $$broker; wait $$broker' EXIT; \
+	sleep 1; \
+	$(BIN)/python -m cdc_lakehouse.kafka.produce --bootstrap-servers 127.0.0.1:$(KAFKA_PORT) \
+		--dump $(SAMPLE_DUMP) && \
+	CDC_LAKE_DIR=$(KAFKA_LAKE) $(BIN)/python -m ingest --bootstrap-servers 127.0.0.1:$(KAFKA_PORT) && \
+	CDC_LAKE_DIR=$(KAFKA_LAKE) $(DBT) build $(DBT_ARGS) && \
+	CDC_LAKE_DIR=$(KAFKA_LAKE) $(BIN)/python -m cdc_lakehouse.summary

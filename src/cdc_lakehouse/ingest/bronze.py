@@ -15,10 +15,12 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from cdc_lakehouse.ingest.offsets import batch_ranges
 from cdc_lakehouse.settings import ConfigError
 
 if TYPE_CHECKING:
@@ -106,11 +108,15 @@ def table_has_rows(spark: SparkSession, table: str) -> bool | None:
     return bool(spark.sql(f"SELECT 1 FROM {table} LIMIT 1").collect())
 
 
-def check_checkpoint(spark: SparkSession, table: str, checkpoint: Path) -> None:
+def check_checkpoint(
+    spark: SparkSession, table: str, checkpoint: Path, *, nothing_read: bool = False
+) -> None:
     """Refuse to run when the table and the checkpoint disagree.
 
     - rows in the table but no checkpoint: batch ids would restart at 0 and overwrite them;
-    - committed batches in the checkpoint but no rows: those offsets would never be re-read.
+    - committed batches in the checkpoint but no rows: those offsets would never be re-read
+      (unless ``nothing_read``: the committed offsets are still the query's initial ones, as
+      after a first run with ``--starting-offsets latest``, and the table exists).
 
     Raises:
         ConfigError: either case, naming the checkpoint and the fix.
@@ -123,7 +129,7 @@ def check_checkpoint(spark: SparkSession, table: str, checkpoint: Path) -> None:
             "restore the checkpoint (or pass --checkpoint with the right one), or drop the "
             f"table to ingest from scratch (DROP TABLE {table})."
         )
-    if committed and not has_rows:
+    if committed and not has_rows and not (nothing_read and has_rows is False):
         state = "does not exist" if has_rows is None else "is empty"
         raise ConfigError(
             f"Checkpoint {checkpoint} has {committed} committed batch(es) but table {table} "
@@ -134,13 +140,38 @@ def check_checkpoint(spark: SparkSession, table: str, checkpoint: Path) -> None:
 
 @dataclass(frozen=True)
 class PartitionProgress:
-    """What one batch wrote for one topic-partition: record count, min and max offset."""
+    """What one batch wrote for one topic-partition.
+
+    Attributes:
+        topic, partition: the topic-partition.
+        records: records written.
+        first_offset, last_offset: smallest and largest offset written (``-1`` if none).
+        bytes: key + value bytes written.
+        lag: records left behind the partition's end after the batch (``None``: unknown).
+        skipped: offsets the batch skipped because the broker no longer had them.
+    """
 
     topic: str
     partition: int
     records: int
     first_offset: int
     last_offset: int
+    bytes: int = 0
+    lag: int | None = None
+    skipped: int = 0
+
+    def line(self) -> str:
+        """``  topic [p]: N records, offsets a -> b, B bytes[, lag L][, S offsets skipped]``."""
+        offsets = (
+            f"offsets {self.first_offset} -> {self.last_offset}" if self.records else "no offsets"
+        )
+        text = f"  {self.topic} [{self.partition}]: {self.records} records, {offsets}, "
+        text += f"{self.bytes} bytes"
+        if self.lag is not None:
+            text += f", lag {self.lag}"
+        if self.skipped:
+            text += f", {self.skipped} offsets skipped (no longer on the broker)"
+        return text
 
 
 @dataclass(frozen=True)
@@ -156,14 +187,22 @@ class BatchProgress:
         """Records written by the batch."""
         return sum(p.records for p in self.partitions)
 
+    @property
+    def bytes(self) -> int:
+        """Key + value bytes written by the batch."""
+        return sum(p.bytes for p in self.partitions)
+
     def lines(self) -> list[str]:
         """Human-readable progress lines."""
-        head = f"batch {self.batch_id}: {self.records} records ({self.seconds:.1f} s)"
-        return [head] + [
-            f"  {p.topic} [{p.partition}]: {p.records} records, offsets "
-            f"{p.first_offset} -> {p.last_offset}"
-            for p in self.partitions
-        ]
+        head = (
+            f"batch {self.batch_id}: {self.records} records, {self.bytes} bytes "
+            f"({self.seconds:.1f} s)"
+        )
+        return [head] + [p.line() for p in self.partitions]
+
+
+LagFn = Callable[[Mapping[tuple[str, int], int]], Mapping[tuple[str, int], int]]
+"""Given a batch's end offsets per topic-partition, the records behind the real end."""
 
 
 @dataclass
@@ -173,11 +212,19 @@ class BronzeBatchWriter:
     Attributes:
         table: target table (see :func:`ensure_table`).
         out: where progress lines go.
+        checkpoint: the query's checkpoint; when set, each batch's offset ranges are read from
+            its offsets log to report skipped offsets and lag.
+        lag: how far each partition is behind after the batch (Kafka), or ``None``.
+        report_skipped: report offsets of the batch's range that were not read (Kafka
+            retention with ``--on-missing-offsets skip``).
         batches: progress of every batch written by this writer, in order.
     """
 
     table: str
     out: TextIO = field(default_factory=lambda: sys.stdout)
+    checkpoint: Path | None = None
+    lag: LagFn | None = None
+    report_skipped: bool = False
     batches: list[BatchProgress] = field(default_factory=list)
     crash_after_write: int | None = field(
         default_factory=lambda: (
@@ -203,6 +250,10 @@ class BronzeBatchWriter:
                     F.count(F.lit(1)).alias("n"),
                     F.min("offset").alias("lo"),
                     F.max("offset").alias("hi"),
+                    F.sum(
+                        F.coalesce(F.octet_length("key"), F.lit(0))
+                        + F.coalesce(F.octet_length("value"), F.lit(0))
+                    ).alias("bytes"),
                 )
                 .orderBy("topic", "partition")
                 .collect()
@@ -215,12 +266,15 @@ class BronzeBatchWriter:
             rows.write.insertInto(self.table, overwrite=True)
         finally:
             batch.unpersist()
+        written = {
+            (r["topic"], r["partition"]): PartitionProgress(
+                r["topic"], r["partition"], r["n"], r["lo"], r["hi"], int(r["bytes"] or 0)
+            )
+            for r in stats
+        }
         progress = BatchProgress(
             batch_id=batch_id,
-            partitions=tuple(
-                PartitionProgress(r["topic"], r["partition"], r["n"], r["lo"], r["hi"])
-                for r in stats
-            ),
+            partitions=tuple(self._annotate(batch_id, written)),
             seconds=time.monotonic() - started,
         )
         self.batches.append(progress)
@@ -228,3 +282,23 @@ class BronzeBatchWriter:
         if self.crash_after_write == batch_id:
             print(f"{CRASH_ENV}={batch_id}: exiting before the commit", file=sys.stderr, flush=True)
             os._exit(137)
+
+    def _annotate(
+        self, batch_id: int, written: dict[tuple[str, int], PartitionProgress]
+    ) -> list[PartitionProgress]:
+        """Add skipped offsets and lag (from the checkpoint's offset ranges and :attr:`lag`)."""
+        ranges = batch_ranges(self.checkpoint, batch_id) if self.checkpoint else None
+        if ranges is None:
+            return [written[tp] for tp in sorted(written)]
+        start, end = ranges
+        moved = {tp for tp in end if tp in start and end[tp] > start[tp]}
+        lags = self.lag({tp: end[tp] for tp in sorted(moved | set(written))}) if self.lag else {}
+        out: list[PartitionProgress] = []
+        for tp in sorted(moved | set(written)):
+            base = written.get(tp) or PartitionProgress(tp[0], tp[1], 0, -1, -1)
+            skipped = 0
+            if self.report_skipped and tp in start and tp in end:
+                first = base.first_offset if base.records else end[tp]
+                skipped = max(0, first - start[tp])
+            out.append(replace(base, lag=lags.get(tp), skipped=skipped))
+        return out

@@ -1,19 +1,30 @@
-"""Command line of the ingest job: ``python -m ingest --dump PATH [options]``.
+"""Command line of the ingest job: ``python -m ingest (--dump PATH | --bootstrap-servers
+HOST:PORT) [options]``.
 
-Exit codes: 0 done; 2 a problem the user must fix (bad arguments, dump, registry, lake
-directory, table / checkpoint mismatch), reported as one ``error: ...`` line on stderr; 1 the
-Spark query failed (first line of Spark's message on stderr); 130 interrupted (Ctrl-C).
+Exit codes: 0 done (in continuous mode: stopped by SIGINT / SIGTERM after committing the batch
+in progress); 2 a problem the user must fix (bad arguments, dump, registry, lake directory,
+table / checkpoint mismatch, broker unreachable, unknown topic, offsets deleted by retention),
+reported as one ``error: ...`` line on stderr; 1 the Spark query failed (first line of Spark's
+message on stderr); 130 interrupted (Ctrl-C in batch mode).
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import NoReturn
+from types import FrameType
+from typing import TYPE_CHECKING, NoReturn
 
 from cdc_lakehouse.registry import DEFAULT_REGISTRY
 from cdc_lakehouse.settings import ConfigError, load_settings
+
+if TYPE_CHECKING:
+    from cdc_lakehouse.ingest.job import IngestOptions
 
 DEFAULT_TABLE = "bronze.kafka_records"
 PROG = "python -m ingest"
@@ -36,22 +47,85 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def _topic_list(text: str) -> tuple[str, ...]:
+    topics = tuple(t.strip() for t in text.split(",") if t.strip())
+    if not topics:
+        raise argparse.ArgumentTypeError("give at least one topic: --topics a,b")
+    return topics
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser."""
     parser = _Parser(
         prog=PROG,
         description=(
             "Write Kafka records into the bronze table exactly once per (topic, partition, "
-            "offset). Reads a recorded topic dump (JSON Lines); records at offsets already in "
-            "the checkpoint are skipped, as with Kafka."
+            "offset). Reads Kafka or a recorded topic dump (JSON Lines); records at offsets "
+            "already in the checkpoint are skipped."
         ),
     )
-    parser.add_argument(
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
         "--dump",
-        required=True,
         type=Path,
         metavar="PATH",
         help="topic dump: a .jsonl file or a directory (every *.jsonl below it, sorted)",
+    )
+    source.add_argument(
+        "--bootstrap-servers",
+        metavar="HOST:PORT",
+        help="read Kafka: bootstrap servers, comma-separated",
+    )
+    kafka = parser.add_argument_group("Kafka (with --bootstrap-servers)")
+    kafka.add_argument(
+        "--topics",
+        type=_topic_list,
+        metavar="A,B",
+        help="read only these registry topics (default: every topic of the registry)",
+    )
+    kafka.add_argument(
+        "--kafka-property",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="Kafka client property (librdkafka names), repeatable: security.protocol, sasl.*",
+    )
+    kafka.add_argument(
+        "--starting-offsets",
+        choices=("earliest", "latest"),
+        default="earliest",
+        help="where partitions without a checkpoint entry start (default earliest)",
+    )
+    kafka.add_argument(
+        "--on-missing-offsets",
+        choices=("fail", "skip"),
+        default="fail",
+        help="checkpoint offsets deleted by retention: stop (default) or skip to the first "
+        "offset still there, printing how many were skipped",
+    )
+    kafka.add_argument(
+        "--mode",
+        choices=("batch", "continuous"),
+        default="batch",
+        help="batch: read up to the end, then stop (default); continuous: a micro-batch every "
+        "--trigger-interval seconds until SIGINT / SIGTERM",
+    )
+    kafka.add_argument(
+        "--trigger-interval",
+        type=_positive_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="seconds between micro-batches in continuous mode (default 10)",
     )
     parser.add_argument(
         "--registry",
@@ -88,30 +162,96 @@ def _dump_error_in(text: str) -> str | None:
     return None
 
 
+_USER_ERRORS = (
+    "MissingOffsetsError: ",
+    "UnknownTopicError: ",
+    "BrokerUnreachableError: ",
+    "KafkaReadError: ",
+)
+
+
+def _kafka_error_in(text: str) -> str | None:
+    """The message of a :class:`~cdc_lakehouse.kafka.client.KafkaSourceError` raised inside
+    the streaming source (wrapped in Spark's exception text), or ``None``."""
+    for line in text.splitlines():
+        for marker in _USER_ERRORS:
+            if marker in line:
+                return line.split(marker, 1)[1].strip()
+    return None
+
+
+@contextmanager
+def _stop_on_signals(enabled: bool) -> Iterator[threading.Event]:
+    """An event set by SIGINT / SIGTERM while the block runs (if ``enabled``)."""
+    stop = threading.Event()
+    if not enabled:
+        yield stop
+        return
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        if not stop.is_set():
+            name = signal.Signals(signum).name
+            print(f"{name}: stopping after the batch in progress", file=sys.stderr, flush=True)
+        stop.set()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _options(args: argparse.Namespace, table: str, checkpoint: Path) -> IngestOptions:
+    from cdc_lakehouse.ingest.job import IngestOptions
+    from cdc_lakehouse.ingest.kafka_stream import KafkaOptions
+    from cdc_lakehouse.kafka.client import parse_properties
+
+    kafka = None
+    if args.bootstrap_servers is not None:
+        kafka = KafkaOptions(
+            bootstrap_servers=args.bootstrap_servers,
+            topics=args.topics,
+            properties=parse_properties(args.kafka_property),
+            starting_offsets=args.starting_offsets,
+            on_missing_offsets=args.on_missing_offsets,
+        )
+    elif args.topics or args.kafka_property or args.mode != "batch":
+        raise ConfigError(
+            "--topics, --kafka-property and --mode continuous need --bootstrap-servers."
+        )
+    return IngestOptions(
+        dump=args.dump,
+        registry=args.registry,
+        table=table,
+        checkpoint=checkpoint.expanduser().resolve(),
+        max_records_per_batch=args.max_records_per_batch,
+        kafka=kafka,
+        mode=args.mode,
+        trigger_interval_s=args.trigger_interval,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ingest job; return the exit code (see the module docstring)."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.dump is None and args.bootstrap_servers is None:
+        parser.error("the following arguments are required: --dump or --bootstrap-servers")
     spark = None
     try:
         from cdc_lakehouse.ingest.bronze import check_table_name
-        from cdc_lakehouse.ingest.job import IngestOptions, plan_ingest, run_ingest
+        from cdc_lakehouse.ingest.job import plan_ingest, run_ingest
 
         settings = load_settings()
         table = check_table_name(args.table)
-        checkpoint = args.checkpoint or settings.checkpoint_dir / table
-        plan = plan_ingest(
-            IngestOptions(
-                dump=args.dump,
-                registry=args.registry,
-                table=table,
-                checkpoint=checkpoint.expanduser().resolve(),
-                max_records_per_batch=args.max_records_per_batch,
-            )
-        )
+        options = _options(args, table, args.checkpoint or settings.checkpoint_dir / table)
+        plan = plan_ingest(options)
         from cdc_lakehouse.spark_session import get_spark
 
         spark = get_spark(settings)
-        run_ingest(spark, plan, table_format=settings.table_format)
+        with _stop_on_signals(options.mode == "continuous") as stop:
+            run_ingest(spark, plan, table_format=settings.table_format, stop=stop)
     except ConfigError as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
@@ -123,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
 
         if not isinstance(exc, StreamingQueryException):
             raise
-        dump_error = _dump_error_in(str(exc))
+        dump_error = _dump_error_in(str(exc)) or _kafka_error_in(str(exc))
         if dump_error:
             print(f"error: {dump_error}", file=sys.stderr)
             return 2

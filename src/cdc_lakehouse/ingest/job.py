@@ -1,17 +1,21 @@
-"""The ingest job: topic dump -> ``bronze.kafka_records`` with Structured Streaming.
+"""The ingest job: a topic dump or Kafka -> ``bronze.kafka_records`` with Structured Streaming.
 
-Two steps so that every dump problem is reported before the JVM starts:
+Two steps so that every problem a person can fix is reported before the JVM starts:
 
-1. :func:`plan_ingest` (no Spark): load the topic registry and validate the whole dump
-   (:func:`cdc_lakehouse.dump.build_index`).
+1. :func:`plan_ingest` (no Spark): load the topic registry; validate the whole dump
+   (:func:`cdc_lakehouse.dump.build_index`), or check the broker, the topics and the
+   checkpoint's offsets (:func:`cdc_lakehouse.ingest.kafka_stream.preflight`).
 2. :func:`run_ingest`: check the table and checkpoint agree, create the table if missing, then
-   run the ``cdc_dump`` source into :class:`~cdc_lakehouse.ingest.bronze.BronzeBatchWriter`
-   with ``Trigger.AvailableNow`` (everything beyond the checkpoint, then stop).
+   run the source into :class:`~cdc_lakehouse.ingest.bronze.BronzeBatchWriter`:
+   ``batch`` mode with ``Trigger.AvailableNow`` (everything beyond the checkpoint, then stop),
+   ``continuous`` mode with a processing-time trigger until asked to stop, which happens
+   between batches, so the last batch is committed.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,11 +24,25 @@ from typing import TYPE_CHECKING, TextIO
 from cdc_lakehouse.dump import DumpIndex, build_index
 from cdc_lakehouse.ingest.bronze import BronzeBatchWriter, check_checkpoint, ensure_table
 from cdc_lakehouse.ingest.dump_source import SOURCE_NAME, CdcDumpDataSource, source_options
+from cdc_lakehouse.ingest.kafka_stream import (
+    KafkaOptions,
+    LagProbe,
+    kafka_stream,
+    nothing_read_yet,
+    preflight,
+    select_topics,
+)
+from cdc_lakehouse.ingest.offsets import KafkaOffsets
 from cdc_lakehouse.registry import load_registry
-from cdc_lakehouse.settings import load_settings
+from cdc_lakehouse.settings import ConfigError, load_settings
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+MODES = ("batch", "continuous")
+STOP_POLL_S = 0.5
+"""How often the continuous loop looks at the stop flag, seconds."""
 
 
 @dataclass(frozen=True)
@@ -32,27 +50,35 @@ class IngestOptions:
     """What to ingest where.
 
     Attributes:
-        dump: dump file or directory.
+        dump: dump file or directory (``None`` when reading Kafka).
         registry: topic registry CSV.
         table: target table ``schema.name``.
         checkpoint: Structured Streaming checkpoint directory of this table's ingest.
         max_records_per_batch: cap on records per micro-batch, ``None`` for no cap.
+        kafka: read this Kafka instead of a dump.
+        mode: ``batch`` (catch up, stop) or ``continuous`` (until stopped).
+        trigger_interval_s: seconds between micro-batches in continuous mode.
     """
 
-    dump: Path
+    dump: Path | None
     registry: Path
     table: str
     checkpoint: Path
     max_records_per_batch: int | None = None
+    kafka: KafkaOptions | None = None
+    mode: str = "batch"
+    trigger_interval_s: float = 10.0
 
 
 @dataclass(frozen=True)
 class IngestPlan:
-    """Validated options: the options plus the registry's topics and the dump index."""
+    """Validated options: the options plus the topics to read and the dump index (dump) or
+    the offsets the next batch skips (Kafka, ``--on-missing-offsets skip``)."""
 
     options: IngestOptions
     topics: tuple[str, ...]
-    index: DumpIndex
+    index: DumpIndex | None
+    skipped: KafkaOffsets | None = None
 
 
 @dataclass(frozen=True)
@@ -65,51 +91,53 @@ class IngestResult:
 
 
 def plan_ingest(options: IngestOptions) -> IngestPlan:
-    """Load the registry and validate the dump; no Spark.
+    """Load the registry; validate the dump or check Kafka; no Spark.
 
     Raises:
-        ConfigError: registry missing or invalid.
+        ConfigError: registry missing or invalid, bad mode, ``--topics`` not in the registry.
         DumpError: dump missing or invalid (file:line in the message).
+        KafkaSourceError: broker unreachable, topic missing, offsets deleted by retention.
     """
-    topics = tuple(load_registry(options.registry))
-    index = build_index(options.dump, topics, registry_label=str(options.registry))
-    return IngestPlan(options=options, topics=topics, index=index)
+    if options.mode not in MODES:
+        raise ConfigError(f"--mode must be one of {', '.join(MODES)}.")
+    registry = tuple(load_registry(options.registry))
+    if options.kafka is not None:
+        topics = select_topics(registry, options.kafka.topics, str(options.registry))
+        skipped = preflight(options.kafka, topics, options.checkpoint)
+        return IngestPlan(options=options, topics=topics, index=None, skipped=skipped)
+    if options.dump is None:
+        raise ConfigError("give --dump PATH or --bootstrap-servers HOST:PORT.")
+    index = build_index(options.dump, registry, registry_label=str(options.registry))
+    return IngestPlan(options=options, topics=registry, index=index)
 
 
-def run_ingest(
-    spark: SparkSession,
-    plan: IngestPlan,
-    *,
-    out: TextIO | None = None,
-    table_format: str | None = None,
-) -> IngestResult:
-    """Ingest everything of the dump beyond the checkpoint into the table, then return.
-
-    Args:
-        spark: the session (see :func:`cdc_lakehouse.spark_session.get_spark`).
-        plan: from :func:`plan_ingest`.
-        out: progress stream (default stdout).
-        table_format: ``parquet`` / ``delta`` for a new table (default: ``CDC_TABLE_FORMAT``).
-
-    Raises:
-        ConfigError: the table and the checkpoint disagree, or the table has other columns.
-        pyspark.errors.StreamingQueryException: the query failed.
-    """
+def _describe(plan: IngestPlan) -> str:
     opts = plan.options
-    stream_out = out or sys.stdout
-    started = time.monotonic()
-    index = plan.index
-    print(
-        f"dump {opts.dump}: {len(index.files)} file(s), {index.records} records "
-        f"({index.lines - index.records} duplicate line(s) dropped) in "
-        f"{len(index.offsets)} topic-partition(s); checkpoint {opts.checkpoint}",
-        file=stream_out,
-        flush=True,
-    )
-    check_checkpoint(spark, opts.table, opts.checkpoint)
-    ensure_table(spark, opts.table, table_format or load_settings().table_format)
+    if plan.index is not None:
+        index = plan.index
+        return (
+            f"dump {opts.dump}: {len(index.files)} file(s), {index.records} records "
+            f"({index.lines - index.records} duplicate line(s) dropped) in "
+            f"{len(index.offsets)} topic-partition(s); checkpoint {opts.checkpoint}"
+        )
+    assert opts.kafka is not None
+    lines = [
+        f"kafka {opts.kafka.bootstrap_servers}: topics {', '.join(plan.topics)}; mode "
+        f"{opts.mode}; checkpoint {opts.checkpoint}"
+    ]
+    for (topic, partition), n in sorted((plan.skipped or {}).items()):
+        lines.append(
+            f"  {topic} [{partition}]: skipping {n} offset(s) deleted by retention before "
+            "they were ingested (--on-missing-offsets skip)"
+        )
+    return "\n".join(lines)
+
+
+def _dump_stream(spark: SparkSession, plan: IngestPlan) -> DataFrame:
+    opts = plan.options
+    assert opts.dump is not None
     spark.dataSource.register(CdcDumpDataSource)
-    stream = (
+    return (
         spark.readStream.format(SOURCE_NAME)
         .options(
             **source_options(
@@ -121,17 +149,83 @@ def run_ingest(
         )
         .load()
     )
-    writer = BronzeBatchWriter(table=opts.table, out=stream_out)
-    query = (
+
+
+def _await(query: StreamingQuery, mode: str, stop: threading.Event | None) -> None:
+    """Wait for the query: to its end (batch), or until ``stop`` is set (continuous); then
+    stop it between two batches, so the last batch written is also committed."""
+    if mode == "batch" or stop is None:
+        query.awaitTermination()
+        return
+    while not query.awaitTermination(STOP_POLL_S):
+        if not stop.is_set():
+            continue
+        while query.isActive and query.status.get("isTriggerActive"):
+            time.sleep(0.05)
+        query.stop()
+    query.awaitTermination()
+
+
+def run_ingest(
+    spark: SparkSession,
+    plan: IngestPlan,
+    *,
+    out: TextIO | None = None,
+    table_format: str | None = None,
+    stop: threading.Event | None = None,
+) -> IngestResult:
+    """Ingest everything beyond the checkpoint into the table, then return.
+
+    Args:
+        spark: the session (see :func:`cdc_lakehouse.spark_session.get_spark`).
+        plan: from :func:`plan_ingest`.
+        out: progress stream (default stdout).
+        table_format: ``parquet`` / ``delta`` for a new table (default: ``CDC_TABLE_FORMAT``).
+        stop: continuous mode ends when this is set (after the batch in progress).
+
+    Raises:
+        ConfigError: the table and the checkpoint disagree, or the table has other columns.
+        pyspark.errors.StreamingQueryException: the query failed.
+    """
+    opts = plan.options
+    stream_out = out or sys.stdout
+    started = time.monotonic()
+    print(_describe(plan), file=stream_out, flush=True)
+    nothing_read = opts.kafka is not None and nothing_read_yet(opts.checkpoint)
+    check_checkpoint(spark, opts.table, opts.checkpoint, nothing_read=nothing_read)
+    ensure_table(spark, opts.table, table_format or load_settings().table_format)
+    lag: LagProbe | None = None
+    if opts.kafka is not None:
+        stream, reader = kafka_stream(
+            spark, opts.kafka, plan.topics, opts.checkpoint, opts.max_records_per_batch
+        )
+        print(f"reader: {reader}", file=stream_out, flush=True)
+        lag = LagProbe(opts.kafka)
+        writer = BronzeBatchWriter(
+            table=opts.table,
+            out=stream_out,
+            checkpoint=opts.checkpoint,
+            lag=lag,
+            report_skipped=True,
+        )
+    else:
+        stream = _dump_stream(spark, plan)
+        writer = BronzeBatchWriter(table=opts.table, out=stream_out)
+    builder = (
         stream.writeStream.queryName(f"ingest_{opts.table.replace('.', '_')}")
         .foreachBatch(writer)
         .option("checkpointLocation", str(opts.checkpoint))
-        .trigger(availableNow=True)
-        .start()
     )
+    if opts.mode == "continuous":
+        builder = builder.trigger(processingTime=f"{opts.trigger_interval_s:g} seconds")
+    else:
+        builder = builder.trigger(availableNow=True)
+    query = builder.start()
     try:
-        query.awaitTermination()
+        _await(query, opts.mode, stop)
     finally:
+        if lag is not None:
+            lag.close()
         # The query wrote through its own cloned session; a replayed batch replaced files this
         # session may have listed before, so drop its cached listing of the table.
         spark.catalog.refreshTable(opts.table)

@@ -9,7 +9,9 @@ serialize to equal JSON (Spark compares offsets by their JSON text).
 from __future__ import annotations
 
 import bisect
+import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from cdc_lakehouse.dump import TopicPartition
 
@@ -71,3 +73,42 @@ def next_end_offsets(
         if tp in start or stop > begin:
             end[tp] = stop
     return end
+
+
+def read_offset_log(checkpoint: Path, batch_id: int) -> KafkaOffsets | None:
+    """End offsets of batch ``batch_id`` from a checkpoint's ``offsets`` log, or ``None`` if
+    the entry does not exist or does not hold one Kafka-shaped source offset.
+
+    An entry is ``v1``, a metadata JSON line, then one JSON line per source (this job has one).
+    """
+    path = checkpoint / "offsets" / str(batch_id)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    if len(lines) != 3:
+        return None
+    try:
+        return from_json_offsets(json.loads(lines[2]))
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
+def batch_ranges(checkpoint: Path, batch_id: int) -> tuple[KafkaOffsets, KafkaOffsets] | None:
+    """``(start, end)`` offsets of batch ``batch_id`` from the checkpoint's offsets log (start
+    ``{}`` for batch 0), or ``None`` when the entries cannot be read."""
+    end = read_offset_log(checkpoint, batch_id)
+    if end is None:
+        return None
+    start = read_offset_log(checkpoint, batch_id - 1) if batch_id > 0 else {}
+    return (start, end) if start is not None else None
+
+
+def last_committed_offsets(checkpoint: Path) -> KafkaOffsets | None:
+    """End offsets of the checkpoint's last committed batch (where the next run continues), or
+    ``None`` when nothing is committed."""
+    commits = checkpoint / "commits"
+    if not commits.is_dir():
+        return None
+    ids = sorted(int(p.name) for p in commits.iterdir() if p.name.isdigit())
+    return read_offset_log(checkpoint, ids[-1]) if ids else None
