@@ -1,0 +1,341 @@
+"""Decoder of Alibaba DTS Avro records (formats.md section 4a; seed 003).
+
+Input: Arrow batches with at least ``value binary`` (rows of ``bronze.kafka_records``); every
+input column is passed through unchanged. Each value is one ``com.alibaba.dts.formats.avro.Record``
+in plain Avro binary (no schema-registry header), read with :func:`fastavro.schemaless_reader`.
+The newer schema revision (trailing ``bornTimestamp``) is tried first, then the older one; a
+revision is accepted only when the read consumes exactly all bytes. Output adds
+:data:`DTS_FIELDS`, one row per input row, never dropping one:
+
+- ``decode_error`` / ``decode_error_detail``: NULL when valid, else a reason code
+  (:data:`REASONS`) and a detail; all other decoded columns are then NULL.
+- ``record_id`` (``id``), ``record_version`` (``version``), ``source_timestamp`` (epoch
+  *seconds*), ``source_position``, ``safe_source_position``, ``source_txid``,
+  ``source_type`` / ``source_version`` (``source``), ``operation`` (enum symbol as sent).
+- ``object_name`` as sent; ``source_database`` / ``source_schema`` / ``source_table`` split
+  from it on ``.`` (``db``, ``db.table`` or ``db.schema.table``; the literal text ``\\u002E``
+  inside a part is an escaped dot and becomes ``.``). More than three parts is an error.
+- ``process_timestamps`` (array<bigint>), ``tags`` (map<string,string>).
+- ``key_columns``: from ``tags["pk_uk_info"]`` JSON (``{"PRIMARY":["id"]}`` -> ``["id"]``):
+  the ``PRIMARY`` key if present, else the first key listed; NULL when the tag is absent or
+  the object is empty.
+- ``column_names`` / ``column_type_numbers``: from ``fields`` (``dataTypeNumber`` is the MySQL
+  binlog type code for MySQL sources), in order; NULL when ``fields`` is null or a string.
+- ``before_image`` / ``after_image``: map column -> value text, aligned positionally with
+  ``fields``. The map is NULL when the image is Avro null (or a string). Three states per
+  column: key absent = EmptyObject ``NONE`` (value not provided); key present with NULL =
+  EmptyObject ``NULL`` or an Avro null element (SQL NULL); text otherwise.
+- ``ddl_text``: ``afterImages`` when ``operation = DDL`` and it is a string.
+- ``born_timestamp_ms``: ``bornTimestamp`` (epoch ms) of the newer revision; NULL for the older.
+
+Value text: Integer -> ``value``; Decimal -> ``value`` exactly; Float -> ``repr`` of the
+double; Character -> ``value`` bytes decoded with ``charset`` (utf8/utf8mb3/utf8mb4/utf-8 ->
+utf-8, latin1 -> cp1252 as MySQL defines its latin1, the five bytes cp1252 leaves undefined
+mapped to the same code points, gbk, gb2312, gb18030, big5, ascii); an unknown charset or
+undecodable bytes give **base64** text of the bytes; Timestamp -> UTC ISO-8601 with
+microseconds (``millis`` holds microseconds), e.g. ``2021-03-01T12:00:00.123456Z``;
+DateTime -> ``YYYY-MM-DD HH:MM:SS[.ffffff]`` from the non-null parts (date-only or time-only
+when the other parts are null; ``.ffffff`` when ``millis``, i.e. microseconds, is not null);
+TimestampWithTimeZone -> DateTime text + ``' '`` + timezone; BinaryGeometry / BinaryObject ->
+base64 of ``value``; TextGeometry / TextObject -> ``value``.
+"""
+
+from __future__ import annotations
+
+import base64
+import codecs
+import io
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import fastavro
+import pyarrow as pa
+
+from cdc_lakehouse.decode.dts_avro_schema import NAMESPACE, PARSED_NEW, PARSED_OLD
+
+REASONS = {
+    "empty_value": "the Kafka record has no value (NULL or zero bytes)",
+    "avro_schema_mismatch": "the value is not a DTS Avro Record of either schema revision",
+    "invalid_field_value": "a field decodes but holds an invalid value",
+}
+
+_STR = pa.string()
+_MAP = pa.map_(pa.string(), pa.string())
+DTS_FIELDS: list[pa.Field] = [
+    pa.field("decode_error", _STR),
+    pa.field("decode_error_detail", _STR),
+    pa.field("record_id", pa.int64()),
+    pa.field("record_version", pa.int32()),
+    pa.field("source_timestamp", pa.int64()),
+    pa.field("source_position", _STR),
+    pa.field("safe_source_position", _STR),
+    pa.field("source_txid", _STR),
+    pa.field("source_type", _STR),
+    pa.field("source_version", _STR),
+    pa.field("operation", _STR),
+    pa.field("object_name", _STR),
+    pa.field("source_database", _STR),
+    pa.field("source_schema", _STR),
+    pa.field("source_table", _STR),
+    pa.field("process_timestamps", pa.list_(pa.int64())),
+    pa.field("tags", _MAP),
+    pa.field("key_columns", pa.list_(pa.string())),
+    pa.field("column_names", pa.list_(pa.string())),
+    pa.field("column_type_numbers", pa.list_(pa.int32())),
+    pa.field("before_image", _MAP),
+    pa.field("after_image", _MAP),
+    pa.field("ddl_text", _STR),
+    pa.field("born_timestamp_ms", pa.int64()),
+]
+DTS_SCHEMA = pa.schema(DTS_FIELDS)
+_NAMES = [f.name for f in DTS_FIELDS]
+
+_CHARSETS = {
+    "utf8": "utf-8",
+    "utf8mb3": "utf-8",
+    "utf8mb4": "utf-8",
+    "utf-8": "utf-8",
+    "latin1": "cp1252",
+    "gbk": "gbk",
+    "gb2312": "gb2312",
+    "gb18030": "gb18030",
+    "big5": "big5",
+    "ascii": "ascii",
+}
+_ESCAPED_DOT = "\\u002E"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class _Invalid(Exception):
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+def _read_exact(raw: bytes, schema: Any) -> tuple[dict[str, Any] | None, str]:
+    """Read ``raw`` with ``schema``; the record only if every byte is consumed, else why not."""
+    stream = io.BytesIO(raw)
+    try:
+        record = fastavro.schemaless_reader(stream, schema, return_record_name=True)
+    except Exception as exc:  # any reader failure means "not this revision"
+        return None, f"{type(exc).__name__}: {exc}"
+    if stream.tell() != len(raw):
+        return None, f"{len(raw) - stream.tell()} of {len(raw)} bytes left unread"
+    if not isinstance(record, dict):
+        return None, "not a record"
+    return record, ""
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _undefined_as_latin1(error: UnicodeDecodeError) -> tuple[str, int]:
+    """Codec error handler: a byte cp1252 leaves undefined maps to the same code point (MySQL)."""
+    return error.object[error.start : error.end].decode("latin-1"), error.end
+
+
+codecs.register_error("cdc_mysql_latin1", _undefined_as_latin1)
+
+
+def _character(value: dict[str, Any]) -> str:
+    data = value["value"]
+    codec = _CHARSETS.get(str(value["charset"]).strip().lower())
+    if codec is None:
+        return _b64(data)
+    try:
+        if codec == "cp1252":
+            return data.decode(codec, errors="cdc_mysql_latin1")
+        return data.decode(codec)
+    except UnicodeDecodeError:
+        return _b64(data)
+
+
+def _timestamp(value: dict[str, Any]) -> str:
+    try:
+        moment = _EPOCH + timedelta(seconds=value["timestamp"], microseconds=value["millis"])
+    except OverflowError:
+        raise _Invalid(
+            "invalid_field_value",
+            f"Timestamp out of range: {value['timestamp']}s {value['millis']}us",
+        ) from None
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _date_time(value: dict[str, Any]) -> str:
+    date_parts = [
+        (f"{value[k]:04d}" if k == "year" else f"{value[k]:02d}")
+        for k in ("year", "month", "day")
+        if value[k] is not None
+    ]
+    time_parts = [f"{value[k]:02d}" for k in ("hour", "minute", "second") if value[k] is not None]
+    time_text = ":".join(time_parts)
+    if value["millis"] is not None:
+        time_text += f".{value['millis']:06d}"
+    return " ".join(p for p in ("-".join(date_parts), time_text) if p)
+
+
+def _value_text(element: Any) -> str | None:
+    """Text of one image element (``None`` = SQL NULL); raises only _Invalid."""
+    if element is None:
+        return None
+    if isinstance(element, tuple):
+        full_name, value = element
+    else:  # an enum symbol outside a named-type tuple
+        full_name, value = f"{NAMESPACE}.EmptyObject", element
+    name = full_name.rsplit(".", 1)[-1]
+    if name in ("Integer", "Decimal", "TextGeometry", "TextObject"):
+        return value["value"]
+    if name == "Float":
+        return repr(value["value"])
+    if name == "Character":
+        return _character(value)
+    if name == "Timestamp":
+        return _timestamp(value)
+    if name == "DateTime":
+        return _date_time(value)
+    if name == "TimestampWithTimeZone":
+        return f"{_date_time(value['value'])} {value['timezone']}"
+    if name in ("BinaryGeometry", "BinaryObject"):
+        return _b64(value["value"])
+    raise _Invalid("invalid_field_value", f"unexpected image value type {full_name}")
+
+
+def _image(images: Any, names: list[str] | None, which: str) -> list[tuple[str, str | None]] | None:
+    if images is None or isinstance(images, str):
+        return None
+    if names is None:
+        raise _Invalid("invalid_field_value", f"{which} is an array but fields is not")
+    if len(images) != len(names):
+        raise _Invalid(
+            "invalid_field_value",
+            f"{which} has {len(images)} values for {len(names)} fields",
+        )
+    out = []
+    for name, element in zip(names, images, strict=True):
+        if isinstance(element, tuple) and element[0].endswith(".EmptyObject"):
+            element = element[1]
+        if element == "NONE":
+            continue
+        out.append((name, None if element == "NULL" else _value_text(element)))
+    return out
+
+
+def _split_object_name(name: str | None) -> tuple[str | None, str | None, str | None]:
+    if not name:
+        return None, None, None
+    parts = [p.replace(_ESCAPED_DOT, ".") for p in name.split(".")]
+    if len(parts) == 1:
+        return parts[0], None, None
+    if len(parts) == 2:
+        return parts[0], None, parts[1]
+    if len(parts) == 3:
+        return parts[0], parts[1], parts[2]
+    raise _Invalid("invalid_field_value", f"objectName has {len(parts)} dot-separated parts")
+
+
+def _key_columns(tags: dict[str, str]) -> list[str] | None:
+    text = tags.get("pk_uk_info")
+    if text is None:
+        return None
+    try:
+        info = json.loads(text)
+    except ValueError as exc:
+        raise _Invalid("invalid_field_value", f"tags.pk_uk_info is not JSON: {exc}") from None
+    if not isinstance(info, dict) or not all(
+        isinstance(cols, list) and all(isinstance(c, str) for c in cols) for cols in info.values()
+    ):
+        raise _Invalid(
+            "invalid_field_value", "tags.pk_uk_info must map key names to arrays of column names"
+        )
+    if not info:
+        return None
+    return list(info.get("PRIMARY", next(iter(info.values()))))
+
+
+def decode_record(raw: bytes | None) -> dict[str, Any]:
+    """Decode one Kafka value into the :data:`DTS_FIELDS` values (see module doc); never raises."""
+    row: dict[str, Any] = dict.fromkeys(_NAMES)
+    try:
+        if not raw:
+            raise _Invalid("empty_value", REASONS["empty_value"])
+        raw = bytes(raw)
+        record, new_why = _read_exact(raw, PARSED_NEW)
+        born = record["bornTimestamp"] if record is not None else None
+        if record is None:
+            record, old_why = _read_exact(raw, PARSED_OLD)
+            if record is None:
+                raise _Invalid(
+                    "avro_schema_mismatch",
+                    f"with bornTimestamp: {new_why}; without: {old_why}",
+                )
+        fields = record["fields"]
+        names = types = None
+        if isinstance(fields, list):
+            names = [f["name"] for f in fields]
+            types = [f["dataTypeNumber"] for f in fields]
+        database, schema, table = _split_object_name(record["objectName"])
+        after = record["afterImages"]
+        tags = record["tags"]
+        row.update(
+            record_id=record["id"],
+            record_version=record["version"],
+            source_timestamp=record["sourceTimestamp"],
+            source_position=record["sourcePosition"],
+            safe_source_position=record["safeSourcePosition"],
+            source_txid=record["sourceTxid"],
+            source_type=record["source"]["sourceType"],
+            source_version=record["source"]["version"],
+            operation=record["operation"],
+            object_name=record["objectName"],
+            source_database=database,
+            source_schema=schema,
+            source_table=table,
+            process_timestamps=record["processTimestamps"],
+            tags=list(tags.items()),
+            key_columns=_key_columns(tags),
+            column_names=names,
+            column_type_numbers=types,
+            before_image=_image(record["beforeImages"], names, "beforeImages"),
+            after_image=_image(after, names, "afterImages"),
+            ddl_text=after if record["operation"] == "DDL" and isinstance(after, str) else None,
+            born_timestamp_ms=born,
+        )
+    except _Invalid as invalid:
+        row = dict.fromkeys(_NAMES)
+        row["decode_error"] = invalid.reason
+        row["decode_error_detail"] = invalid.detail
+    except Exception as exc:  # a decoder bug must not kill the Spark task
+        row = dict.fromkeys(_NAMES)
+        row["decode_error"] = "invalid_field_value"
+        row["decode_error_detail"] = f"{type(exc).__name__}: {exc}"
+    return row
+
+
+def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` function: append :data:`DTS_FIELDS` to each batch (same row count)."""
+    for batch in batches:
+        rows = [decode_record(v) for v in batch.column("value").to_pylist()]
+        columns = list(batch.columns)
+        for field in DTS_FIELDS:
+            columns.append(pa.array([r[field.name] for r in rows], type=field.type))
+        yield pa.RecordBatch.from_arrays(columns, schema=pa.schema(list(batch.schema) + DTS_FIELDS))
+
+
+def output_schema_ddl(input_schema_ddl: str) -> str:
+    """Spark DDL of :func:`decode_batches`' output for an input with ``input_schema_ddl``."""
+    decoded = (
+        "decode_error string, decode_error_detail string, record_id bigint, "
+        "record_version int, source_timestamp bigint, source_position string, "
+        "safe_source_position string, source_txid string, source_type string, "
+        "source_version string, operation string, object_name string, "
+        "source_database string, source_schema string, source_table string, "
+        "process_timestamps array<bigint>, tags map<string,string>, key_columns array<string>, "
+        "column_names array<string>, column_type_numbers array<int>, "
+        "before_image map<string,string>, after_image map<string,string>, ddl_text string, "
+        "born_timestamp_ms bigint"
+    )
+    return f"{input_schema_ddl}, {decoded}"
