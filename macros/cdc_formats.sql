@@ -25,16 +25,38 @@
     staging_event_columns(): the contract of a format's staging *_events model: one row per
     change (a multi-row message gives one row per change, numbered by kafka_row_index), control
     event, DDL or quarantined record. Columns a format does not have are NULL.
+
+    - record_kind: change | control | ddl | quarantine (quarantine_reason / _detail set).
+    - op: insert | update | delete | snapshot for changes (formats.md "Normalized vocabulary");
+      source_op: the op exactly as sent.
+    - control_type (control rows): heartbeat | transaction_begin | transaction_commit |
+      transaction_rollback | transaction_marker.
+    - before_image / after_image: map column -> value text; NULL value = SQL NULL; a column
+      absent from the map = not provided. after_image_is_partial: true when the after image
+      holds only the columns the message provided (Shareplex upd, Qlik columnMask, DTS
+      EmptyObject NONE), so an absent column keeps its previous value; false when the image is
+      the whole row (an absent column is then NULL).
+    - key_columns, key_source (primary_key | unique_key | row_id | all_columns), row_key,
+      before_row_key: see macros/cdc_keys.sql.
+    - ordering_key: fixed-width text; compares like the format's ordering tuple (formats.md),
+      ending in Kafka partition, offset and row index.
+    - column_types: column -> source type text as the message declares it, in column order;
+      source_schema_version: the format's own schema version (Qlik tableVersion).
+    - transaction_id, transaction_event_index (1-based position in the transaction),
+      transaction_event_count (changes in the transaction), is_last_event_in_transaction.
+    - event_time (at the source), capture_time, checkpoint_time: UTC timestamps.
 #}
 {% macro staging_event_columns() %}
     {{ return([
         'source_format', 'kafka_topic', 'kafka_partition', 'kafka_offset', 'kafka_row_index',
         'kafka_timestamp', 'ingest_batch_id', 'record_kind', 'quarantine_reason',
         'quarantine_detail', 'op', 'source_op', 'source_db_type', 'source_database',
-        'source_schema', 'source_table', 'key_source', 'key_columns', 'column_types',
-        'before_image', 'after_image', 'row_key', 'before_row_key', 'ordering_key',
-        'event_time', 'capture_time', 'checkpoint_time', 'source_sequence_id', 'source_scn',
-        'transaction_id', 'ddl_text', 'raw_value',
+        'source_schema', 'source_table', 'control_type', 'key_source', 'key_columns',
+        'column_types', 'source_schema_version', 'before_image', 'after_image',
+        'after_image_is_partial', 'row_key', 'before_row_key', 'ordering_key', 'event_time',
+        'capture_time', 'checkpoint_time', 'source_sequence_id', 'source_scn',
+        'source_position', 'transaction_id', 'transaction_event_index',
+        'transaction_event_count', 'is_last_event_in_transaction', 'ddl_text', 'raw_value',
     ]) }}
 {% endmacro %}
 

@@ -14,10 +14,7 @@ final as (
         concat_ws(':', kafka_topic, cast(kafka_partition as string), cast(kafka_offset as string))
             as event_id,
         source_format,
-        case
-            when source_op = 'MHEARTBEAT' then 'heartbeat'
-            else 'transaction_marker'
-        end as control_type,
+        control_type,
         source_op,
         source_db_type,
         source_database,
@@ -27,6 +24,7 @@ final as (
         event_time,
         checkpoint_time,
         source_sequence_id,
+        source_position,
         transaction_id,
         kafka_topic,
         kafka_partition,

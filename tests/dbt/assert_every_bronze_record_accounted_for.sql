@@ -1,5 +1,6 @@
--- Counting holds: every bronze record is a change, a control event, a schema change or in
--- quarantine - exactly once. Returns the records that are missing or counted twice.
+-- Counting holds: every bronze record is accounted for in silver as change rows (one per row
+-- index of a multi-row message), a control event, a schema change or a quarantined record,
+-- and no (record, row index) is counted twice. Returns the records that break this.
 
 with
 
@@ -8,17 +9,26 @@ kafka_records as (
 ),
 
 accounted as (
-    select kafka_topic, kafka_partition, kafka_offset from {{ ref('change_events') }}
+    select kafka_topic, kafka_partition, kafka_offset, kafka_row_index
+    from {{ ref('change_events') }}
     union all
-    select kafka_topic, kafka_partition, kafka_offset from {{ ref('control_events') }}
+    select kafka_topic, kafka_partition, kafka_offset, 0 as kafka_row_index
+    from {{ ref('control_events') }}
     union all
-    select kafka_topic, kafka_partition, kafka_offset from {{ ref('schema_changes') }}
+    select kafka_topic, kafka_partition, kafka_offset, 0 as kafka_row_index
+    from {{ ref('schema_changes') }}
     union all
-    select kafka_topic, kafka_partition, kafka_offset from {{ ref('quarantine') }}
+    select kafka_topic, kafka_partition, kafka_offset, 0 as kafka_row_index
+    from {{ ref('quarantine') }}
 ),
 
 accounted_counts as (
-    select kafka_topic, kafka_partition, kafka_offset, count(*) as n_rows
+    select
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        count(*) as n_rows,
+        count(distinct kafka_row_index) as n_row_indexes
     from accounted
     group by 1, 2, 3
 ),
@@ -28,13 +38,15 @@ final as (
         kafka_records.topic,
         kafka_records.partition,
         kafka_records.offset,
-        coalesce(accounted_counts.n_rows, 0) as n_rows
+        coalesce(accounted_counts.n_rows, 0) as n_rows,
+        accounted_counts.n_row_indexes
     from kafka_records
     left join accounted_counts
         on kafka_records.topic = accounted_counts.kafka_topic
         and kafka_records.partition = accounted_counts.kafka_partition
         and kafka_records.offset = accounted_counts.kafka_offset
-    where coalesce(accounted_counts.n_rows, 0) != 1
+    where accounted_counts.n_rows is null
+        or accounted_counts.n_rows != accounted_counts.n_row_indexes
 )
 
 select * from final

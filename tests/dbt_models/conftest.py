@@ -6,13 +6,15 @@ adapter reuses it), with its target and log directories in a temporary directory
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.dbt_models import dataworks_cases
+import tests.dbt_models
 
 SAMPLE_DUMP = Path(__file__).resolve().parents[2] / "sample_data" / "dump"
 
@@ -66,11 +68,25 @@ def ingest_dump(spark, project_dir: Path, lake_dir: Path) -> Callable[[Path], An
     return ingest
 
 
+def case_modules() -> list[Any]:
+    """Every ``tests/dbt_models/*_cases.py`` module: each has ``write_dump(path) -> Path``
+    that writes its edge-case records (one format's topics) as a topic dump."""
+    names = sorted(
+        info.name
+        for info in pkgutil.iter_modules(tests.dbt_models.__path__)
+        if info.name.endswith("_cases")
+    )
+    return [importlib.import_module(f"tests.dbt_models.{name}") for name in names]
+
+
 @pytest.fixture(scope="session")
 def built_lake(spark, ingest_dump, run_dbt, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """The bundled sample dump and the edge cases, ingested and built with `dbt build`."""
-    cases = dataworks_cases.write_dump(tmp_path_factory.mktemp("cases") / "cases.jsonl")
+    """The bundled sample dump and every format's edge cases (``*_cases.py``), ingested and
+    built with one `dbt build` for the whole test session."""
+    cases_dir = tmp_path_factory.mktemp("cases")
+    for module in case_modules():
+        module.write_dump(cases_dir / f"{module.__name__.rsplit('.', 1)[-1]}.jsonl")
     first = ingest_dump(SAMPLE_DUMP)
-    second = ingest_dump(cases)
+    second = ingest_dump(cases_dir)
     run_dbt("build")
     return {"sample_ingest": first, "cases_ingest": second}

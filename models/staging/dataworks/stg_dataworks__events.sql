@@ -129,6 +129,13 @@ events as (
         quarantine_detail,
         op,
         op_code as source_op,
+        case
+            when op_code = 'MHEARTBEAT' then 'heartbeat'
+            when op_code = 'TRANSACTION_BEGIN' then 'transaction_begin'
+            when op_code in ('TRANSACTION_END', 'XACOMMIT') then 'transaction_commit'
+            when op_code = 'XAROLLBACK' then 'transaction_rollback'
+            when op_code = 'GTID' then 'transaction_marker'
+        end as control_type,
         image_rank,
         source_db_type,
         source_database,
@@ -137,13 +144,19 @@ events as (
         key_source,
         key_columns,
         column_types,
+        cast(null as string) as source_schema_version,
         before_image,
         after_image,
+        false as after_image_is_partial,
         {{ canonical_row_key('state_image', 'key_columns') }} as row_key,
         {{ canonical_row_key('before_image', 'key_columns') }} as before_row_key,
         sequence_id as source_sequence_id,
         scn as source_scn,
+        cast(null as string) as source_position,
         cast(null as string) as transaction_id,
+        cast(null as int) as transaction_event_index,
+        cast(null as int) as transaction_event_count,
+        cast(null as boolean) as is_last_event_in_transaction,
         case
             when sequence_id is not null and length(sequence_id) <= 30 then concat_ws(
                 '.',

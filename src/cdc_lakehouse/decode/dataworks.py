@@ -31,6 +31,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from cdc_lakehouse.decode import batches as arrow_batches
+from cdc_lakehouse.decode.batches import append_decoded
 from cdc_lakehouse.decode.json_text import JsonFloat, loads, value_text
 
 REASONS = {
@@ -209,25 +211,9 @@ def decode_envelope(raw: bytes | None) -> dict[str, Any]:
 
 def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` function: append the envelope columns to each batch (same row count)."""
-    for batch in batches:
-        values = batch.column("value").to_pylist()
-        rows = [decode_envelope(v) for v in values]
-        columns = list(batch.columns)
-        for field in ENVELOPE_FIELDS:
-            columns.append(pa.array([r[field.name] for r in rows], type=field.type))
-        yield pa.RecordBatch.from_arrays(
-            columns, schema=pa.schema(list(batch.schema) + ENVELOPE_FIELDS)
-        )
+    return append_decoded(batches, decode_envelope, ENVELOPE_FIELDS)
 
 
 def output_schema_ddl(input_schema_ddl: str) -> str:
     """Spark DDL of :func:`decode_batches`' output for an input with ``input_schema_ddl``."""
-    envelope = (
-        "decode_error string, decode_error_detail string, envelope_version string, "
-        "op_code string, source_db_type string, source_db_version string, "
-        "source_database string, source_schema string, source_table string, "
-        "primary_key array<string>, column_types map<string,string>, sequence_id string, "
-        "scn string, event_time_ms bigint, system_time_ms bigint, checkpoint_time_ms bigint, "
-        "before_image map<string,string>, after_image map<string,string>, ddl_text string"
-    )
-    return f"{input_schema_ddl}, {envelope}"
+    return arrow_batches.output_schema_ddl(input_schema_ddl, ENVELOPE_FIELDS)

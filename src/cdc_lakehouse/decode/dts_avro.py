@@ -53,6 +53,8 @@ from typing import Any
 import fastavro
 import pyarrow as pa
 
+from cdc_lakehouse.decode import batches as arrow_batches
+from cdc_lakehouse.decode.batches import append_decoded
 from cdc_lakehouse.decode.dts_avro_schema import NAMESPACE, PARSED_NEW, PARSED_OLD
 
 REASONS = {
@@ -317,25 +319,9 @@ def decode_record(raw: bytes | None) -> dict[str, Any]:
 
 def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` function: append :data:`DTS_FIELDS` to each batch (same row count)."""
-    for batch in batches:
-        rows = [decode_record(v) for v in batch.column("value").to_pylist()]
-        columns = list(batch.columns)
-        for field in DTS_FIELDS:
-            columns.append(pa.array([r[field.name] for r in rows], type=field.type))
-        yield pa.RecordBatch.from_arrays(columns, schema=pa.schema(list(batch.schema) + DTS_FIELDS))
+    return append_decoded(batches, decode_record, DTS_FIELDS)
 
 
 def output_schema_ddl(input_schema_ddl: str) -> str:
     """Spark DDL of :func:`decode_batches`' output for an input with ``input_schema_ddl``."""
-    decoded = (
-        "decode_error string, decode_error_detail string, record_id bigint, "
-        "record_version int, source_timestamp bigint, source_position string, "
-        "safe_source_position string, source_txid string, source_type string, "
-        "source_version string, operation string, object_name string, "
-        "source_database string, source_schema string, source_table string, "
-        "process_timestamps array<bigint>, tags map<string,string>, key_columns array<string>, "
-        "column_names array<string>, column_type_numbers array<int>, "
-        "before_image map<string,string>, after_image map<string,string>, ddl_text string, "
-        "born_timestamp_ms bigint"
-    )
-    return f"{input_schema_ddl}, {decoded}"
+    return arrow_batches.output_schema_ddl(input_schema_ddl, DTS_FIELDS)
