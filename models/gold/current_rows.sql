@@ -10,6 +10,10 @@
       the update's ordering key.
     - An update-before half whose after half has not arrived leaves the row as its before
       image, i.e. as it was.
+    - Partial after images (after_image_is_partial: Shareplex upd, Qlik columnMask, DTS
+      EmptyObject NONE) hold only the columns the message provided: each column takes its
+      value from the latest change that provided it, since the latest whole-row change (insert,
+      snapshot, full update or delete) of the row. A NULL value sets NULL.
 #}
 
 with
@@ -29,6 +33,7 @@ row_states as (
         ordering_key,
         event_time,
         op = 'delete' as is_deleted,
+        op != 'delete' and after_image_is_partial as is_partial,
         case when op != 'delete' then coalesce(after_image, before_image) end as row_values
     from change_events
 ),
@@ -44,6 +49,7 @@ key_moves as (
         ordering_key,
         event_time,
         true as is_deleted,
+        false as is_partial,
         cast(null as map<string, string>) as row_values
     from change_events
     where before_row_key is not null
@@ -64,26 +70,87 @@ latest as (
         source_table,
         row_key,
         max_by(
-            struct(op, ordering_key, event_time, is_deleted, row_values),
+            struct(op, ordering_key, event_time, is_deleted, is_partial, row_values),
             struct(ordering_key, is_deleted)
-        ) as last_change
+        ) as last_change,
+        {# the latest change that states the whole row (or its end) #}
+        max(case when not is_partial then ordering_key end) as whole_row_ordering_key,
+        max(case when is_partial then ordering_key end) as partial_ordering_key
     from row_versions
     group by source_format, source_database, source_schema, source_table, row_key
 ),
 
-final as (
+live_rows as (
+    select
+        *,
+        coalesce(partial_ordering_key > whole_row_ordering_key, partial_ordering_key is not null)
+            as needs_merge
+    from latest
+    where not last_change.is_deleted
+),
+
+{# rows whose latest changes are partial: each column from the latest change providing it #}
+merged_columns as (
+    select
+        row_versions.source_format,
+        row_versions.source_database,
+        row_versions.source_schema,
+        row_versions.source_table,
+        row_versions.row_key,
+        image_entries.column_name,
+        max_by(image_entries.column_value, row_versions.ordering_key) as column_value
+    from row_versions
+    inner join live_rows
+        on row_versions.source_format = live_rows.source_format
+        and row_versions.source_database <=> live_rows.source_database
+        and row_versions.source_schema <=> live_rows.source_schema
+        and row_versions.source_table = live_rows.source_table
+        and row_versions.row_key = live_rows.row_key
+        and live_rows.needs_merge
+    lateral view explode(row_versions.row_values) image_entries as column_name, column_value
+    where not row_versions.is_deleted
+        and (
+            live_rows.whole_row_ordering_key is null
+            or row_versions.ordering_key >= live_rows.whole_row_ordering_key
+        )
+    group by 1, 2, 3, 4, 5, 6
+),
+
+merged_rows as (
     select
         source_format,
         source_database,
         source_schema,
         source_table,
         row_key,
-        last_change.row_values as row_values,
-        last_change.op as last_op,
-        last_change.ordering_key as last_ordering_key,
-        last_change.event_time as last_event_time
-    from latest
-    where not last_change.is_deleted
+        map_from_entries(sort_array(collect_list(struct(column_name, column_value))))
+            as row_values
+    from merged_columns
+    group by 1, 2, 3, 4, 5
+),
+
+final as (
+    select
+        live_rows.source_format,
+        live_rows.source_database,
+        live_rows.source_schema,
+        live_rows.source_table,
+        live_rows.row_key,
+        case
+            when live_rows.needs_merge then merged_rows.row_values
+            else live_rows.last_change.row_values
+        end as row_values,
+        live_rows.last_change.op as last_op,
+        live_rows.last_change.ordering_key as last_ordering_key,
+        live_rows.last_change.event_time as last_event_time
+    from live_rows
+    left join merged_rows
+        on live_rows.needs_merge
+        and live_rows.source_format = merged_rows.source_format
+        and live_rows.source_database <=> merged_rows.source_database
+        and live_rows.source_schema <=> merged_rows.source_schema
+        and live_rows.source_table = merged_rows.source_table
+        and live_rows.row_key = merged_rows.row_key
 )
 
 select * from final

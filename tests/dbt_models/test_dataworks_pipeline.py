@@ -179,3 +179,46 @@ def test_docs_lineage_runs_from_bronze_through_the_python_model_to_gold(run_dbt,
         assert parent in parents[child], f"{parent} is not a parent of {child}"
     catalog = json.loads((run_dbt.target_path / "catalog.json").read_text())
     assert "model.cdc_lakehouse.current_rows" in catalog["nodes"]
+
+
+def test_table_schemas_of_the_seed_examples(spark, built_lake):
+    # Column names and key columns as the seed messages declare them (schema.dataColumn,
+    # schema.primaryKey); the no-key table's key is the hidden row id column.
+    rows = spark.sql(
+        "select source_format, source_database, source_table, schema_version, column_names, "
+        "column_types, key_columns, n_events from silver.table_schemas "
+        "where source_format in ('dataworks_json', 'datahub_blob') "
+        "and source_database != 'edge_db'"
+    ).collect()
+    got = {
+        (r["source_format"], r["source_database"], r["source_table"], r["schema_version"]): (
+            r["column_names"],
+            r["key_columns"],
+            r["n_events"],
+        )
+        for r in rows
+    }
+    assert got == {
+        ("datahub_blob", "myDatabase", "tableName", "1"): (
+            ["id", "name", "binData", "ts"],
+            ["id"],
+            1,
+        ),
+        ("datahub_blob", "yunshi_db", "t_shiyu_pk", "1"): (
+            ["id", "name", "comment"],
+            ["id", "name"],
+            4,
+        ),
+        ("dataworks_json", "myDatabase", "tableName", "1"): (
+            ["id", "name", "binData", "ts", "rowid"],
+            ["id"],
+            1,
+        ),
+        ("dataworks_json", "pkset_test", "pkset_test_no_pk", "1"): (
+            ["name", "job", "sex", "#alibaba_rds_row_id#"],
+            ["#alibaba_rds_row_id#"],
+            5,
+        ),
+    }
+    types = {r["source_table"]: dict(r["column_types"]) for r in rows}
+    assert types["tableName"]["binData"] == "BYTES"
