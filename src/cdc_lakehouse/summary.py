@@ -1,8 +1,9 @@
 """``python -m cdc_lakehouse.summary``: rows per layer and the gold rows, for ``make demo``.
 
 Prints one line per table (bronze, silver, gold) with its row count, the silver.quarantine
-reasons, then every row of ``gold.current_rows`` (at most ``--limit``, default 50). Reads the
-lake of ``CDC_LAKE_DIR``; run it after ``dbt build`` (the Derby metastore admits one process).
+reasons, the silver and gold row counts per source format, then every row of
+``gold.current_rows`` (at most ``--limit``, default 50). Reads the lake of ``CDC_LAKE_DIR``;
+run it after ``dbt build`` (the Derby metastore admits one process).
 Exit code 2 with a message when a table is missing (ingest or dbt build not run yet).
 """
 
@@ -19,7 +20,15 @@ LAYER_TABLES = (
     "silver.control_events",
     "silver.schema_changes",
     "silver.quarantine",
+    "silver.table_schemas",
     "gold.current_rows",
+)
+PER_FORMAT_TABLES = (
+    ("changes", "silver.change_events"),
+    ("control", "silver.control_events"),
+    ("ddl", "silver.schema_changes"),
+    ("quarantine", "silver.quarantine"),
+    ("gold rows", "gold.current_rows"),
 )
 
 
@@ -51,6 +60,24 @@ def main(argv: list[str] | None = None) -> int:
     ).collect()
     for row in reasons:
         print(f"    quarantine reason {row['reason']:<22} {row['n']:>6}")
+    counts = " union all ".join(
+        f"select source_format, '{label}' as counted, count(*) as n from {table} "
+        "group by source_format"
+        for label, table in PER_FORMAT_TABLES
+    )
+    per_format: dict[str, dict[str, int]] = {}
+    for row in spark.sql(counts).collect():
+        per_format.setdefault(row["source_format"] or "(unregistered)", {})[row["counted"]] = row[
+            "n"
+        ]
+    print("\nRows per source format")
+    print("  " + f"{'format':<20}" + "".join(f"{label:>12}" for label, _ in PER_FORMAT_TABLES))
+    for source_format in sorted(per_format):
+        numbers = per_format[source_format]
+        print(
+            f"  {source_format:<20}"
+            + "".join(f"{numbers.get(label, 0):>12}" for label, _ in PER_FORMAT_TABLES)
+        )
     gold = spark.sql(
         "select source_format, source_database, source_schema, source_table, row_key, "
         "row_values, last_op, last_event_time from gold.current_rows "
