@@ -54,8 +54,13 @@ op_codes as (
 keyed as (
     select
         *,
-        case when size(pk_names) > 0 then 'primary_key' else 'all_columns' end as key_source,
         case
+            when is_ddl then null
+            when size(pk_names) > 0 then 'primary_key'
+            else 'all_columns'
+        end as key_source,
+        case
+            when is_ddl then null
             when size(pk_names) > 0 then pk_names
             else array_sort(map_keys(state_image))
         end as key_columns
