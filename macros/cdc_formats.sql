@@ -9,6 +9,7 @@
 {% macro cdc_staging_event_models() %}
     {{ return([
         {'model': 'stg_dataworks__events', 'formats': ['dataworks_json', 'datahub_blob']},
+        {'model': 'stg_dts_canal__events', 'formats': ['dts_canal_json']},
     ]) }}
 {% endmacro %}
 

@@ -17,6 +17,7 @@ final as (
     select
         cdc_topics.format as source_format,
         cdc_topics.source_dialect,
+        cdc_topics.canal_legacy_swap,
         kafka_records.topic,
         kafka_records.partition,
         kafka_records.offset,

@@ -1,0 +1,378 @@
+"""Decoder of DTS / open-source Canal JSON messages (formats.md section 4c; seed 003).
+
+Input: Arrow batches with at least ``value binary`` (rows of ``bronze.kafka_records``); every
+input column is passed through unchanged (repeated for each row of a multi-row message).
+
+One Canal message carries a ``data`` array: each element is its own row change. The decoder
+returns one output row per element, numbered by ``row_index`` (0-based array index; the SQL
+model's ``kafka_row_index``). A DDL message, a message whose ``data`` (and ``old``) is null or
+empty, and a message that cannot be decoded give exactly one row (``row_index`` 0). If any
+element of a message is undecodable, the WHOLE message is one error row: nothing of it is
+half-applied, and the raw bytes stay in ``silver.quarantine``.
+
+Output fields (:data:`CANAL_FIELDS`):
+
+- ``decode_error`` / ``decode_error_detail``: NULL when structurally valid, else a reason code
+  (:data:`REASONS`) and what is wrong where; every other decoded column is then NULL (except
+  ``row_index`` 0 and ``row_count`` 1).
+- ``row_index`` / ``row_count``: position of the row in the message, number of rows.
+- ``type_code``: ``type`` exactly as sent (INSERT, UPDATE, DELETE, INIT, DDL, ALTER, ...).
+- ``is_ddl``: ``isDdl``; when ``isDdl`` is absent or null, true iff ``type`` is a DDL type of
+  canal (DDL, CREATE, ALTER, ERASE, QUERY, TRUNCATE, RENAME, CINDEX, DINDEX).
+- ``source_database`` / ``source_table``: ``database`` / ``table`` (empty text -> NULL).
+- ``pk_names``: ``pkNames`` (array of column names; NULL when null or absent).
+- ``column_types``: ``mysqlType`` as column -> MySQL type text (``bigint``, ``varchar(255)``),
+  in message order. ``sql_types``: ``sqlType`` as column -> java.sql.Types code text.
+- ``es_ms``: ``es``, epoch milliseconds (UTC) of the binlog event at the source.
+  ``ts_ms``: ``ts``, epoch milliseconds (UTC) when DTS / canal wrote the message. Both accept a
+  JSON integer or a string of digits; any other value is ``invalid_field_type``.
+- ``canal_id``: ``id`` as digits (the operation serial / DTS cache offset; may be 0).
+- ``gtid``: ``gtid`` (MySQL GTID of the transaction), empty text -> NULL.
+- ``sql_text``: ``sql`` (the DDL statement; ``""`` for DML).
+- ``data_row`` / ``old_row``: the ``data`` / ``old`` element at ``row_index`` as sent (map
+  column -> value text), NULL when the array is null or absent.
+- ``before_image`` / ``after_image``: the row before / after the change (see below).
+
+Images are map column -> value text with three states: key with text (value), key with NULL
+(SQL NULL), key absent (not provided); a NULL map means the image is not carried. Values keep
+their exact text (Canal sends strings; a JSON number keeps its digits, see json_text).
+
+Open-source meaning (``legacy_swap=False``; DTS instances created or restarted from
+2022-03-20): ``data`` is the row after the change (the whole row), ``old`` holds only the
+*changed* columns' old values, aligned by position with ``data``.
+
+- INSERT / INIT: ``after_image = data[i]``.
+- UPDATE: ``after_image = data[i]``; ``before_image = data[i]`` overlaid with ``old[i]``: a
+  column absent from ``old`` did not change, so its old value equals ``data``'s; a column
+  present in ``old`` with JSON null was changed *from NULL* (canal writes ``old`` only for
+  updated columns and puts null for an old SQL NULL). This is the formats.md trap: parsers that
+  read ``old`` into a fixed row type cannot tell "changed from NULL" from "not in old" and copy
+  the new value into the before image. An UPDATE without ``old`` (canal omits it when no row
+  had an updated column) has ``before_image = data[i]``.
+- DELETE: ``before_image = data[i]``.
+
+Legacy meaning (``legacy_swap=True``, the registry's ``canal_legacy_swap``; instances created
+before 2022-03-20): ``old`` holds the new row (all columns by default) and ``data`` the old
+one; a DELETE carries its row in ``old`` with ``data`` null.
+
+- INSERT / INIT: ``after_image = old[i]``, or ``data[i]`` when ``old`` is not carried.
+- UPDATE: ``before_image = data[i]``; ``after_image = data[i]`` overlaid with ``old[i]`` (the
+  whole new row even if ``old`` held only changed columns); both arrays are needed, else the
+  after image is NULL and the SQL model quarantines the row.
+- DELETE: ``before_image = old[i]``, or ``data[i]`` when ``old`` is not carried. Whether the
+  legacy ``old`` identifies the row is checked in SQL (missing key -> ``missing_key_column``).
+
+Rows are numbered over ``data``, or over ``old`` when ``data`` is null or empty (legacy
+deletes). When both arrays are present they must have the same length: open-source canal
+leaves out the ``old`` element of a row without updated columns, and then nothing says which
+``old`` element belongs to which row - the message is ``invalid_field_type`` (misaligned).
+Other types than INSERT / UPDATE / DELETE / INIT get no images (the SQL model quarantines them
+as ``unknown_op``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from cdc_lakehouse.decode import batches as arrow_batches
+from cdc_lakehouse.decode.batches import append_decoded
+from cdc_lakehouse.decode.json_text import JsonFloat, loads, value_text
+
+REASONS = {
+    "empty_value": "the Kafka record has no value (NULL or zero bytes)",
+    "invalid_utf8": "the value is not UTF-8 text",
+    "invalid_json": "the value is not valid JSON",
+    "not_an_object": "the JSON value is not an object",
+    "missing_required_field": "a field the format requires is absent or null",
+    "invalid_field_type": "a field has the wrong JSON type, an invalid value, or old is "
+    "misaligned with data",
+}
+
+DDL_TYPES = frozenset(
+    ("DDL", "CREATE", "ALTER", "ERASE", "QUERY", "TRUNCATE", "RENAME", "CINDEX", "DINDEX")
+)
+
+_STR = pa.string()
+_MAP = pa.map_(pa.string(), pa.string())
+CANAL_FIELDS: list[pa.Field] = [
+    pa.field("decode_error", _STR),
+    pa.field("decode_error_detail", _STR),
+    pa.field("row_index", pa.int32()),
+    pa.field("row_count", pa.int32()),
+    pa.field("type_code", _STR),
+    pa.field("is_ddl", pa.bool_()),
+    pa.field("source_database", _STR),
+    pa.field("source_table", _STR),
+    pa.field("pk_names", pa.list_(pa.string())),
+    pa.field("column_types", _MAP),
+    pa.field("sql_types", _MAP),
+    pa.field("es_ms", pa.int64()),
+    pa.field("ts_ms", pa.int64()),
+    pa.field("canal_id", _STR),
+    pa.field("gtid", _STR),
+    pa.field("sql_text", _STR),
+    pa.field("data_row", _MAP),
+    pa.field("old_row", _MAP),
+    pa.field("before_image", _MAP),
+    pa.field("after_image", _MAP),
+]
+CANAL_SCHEMA = pa.schema(CANAL_FIELDS)
+_NAMES = [f.name for f in CANAL_FIELDS]
+
+Image = list[tuple[str, str | None]]
+
+
+class _Invalid(Exception):
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+def _text(message: dict[str, Any], key: str) -> str | None:
+    value = message.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _Invalid("invalid_field_type", f"{key} must be a string")
+    return value
+
+
+def _digits(message: dict[str, Any], key: str) -> str | None:
+    value = message.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool | JsonFloat) or not isinstance(value, int | str):
+        raise _Invalid("invalid_field_type", f"{key} must be a non-negative integer")
+    text = str(value).strip()
+    if not text or not text.isascii() or not text.isdigit():
+        raise _Invalid("invalid_field_type", f"{key} must be a non-negative integer")
+    return text.lstrip("0") or "0"
+
+
+def _millis(message: dict[str, Any], key: str) -> int | None:
+    digits = _digits(message, key)
+    if digits is None:
+        return None
+    if len(digits) > 18:
+        raise _Invalid("invalid_field_type", f"{key} is not epoch milliseconds: {digits}")
+    return int(digits)
+
+
+def _names(message: dict[str, Any], key: str) -> list[str] | None:
+    value = message.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _Invalid("invalid_field_type", f"{key} must be an array of column names")
+    return list(value)
+
+
+def _type_map(message: dict[str, Any], key: str) -> Image | None:
+    value = message.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise _Invalid("invalid_field_type", f"{key} must be an object of column -> type")
+    out: Image = []
+    for name, type_value in value.items():
+        if isinstance(type_value, dict | list | bool):
+            raise _Invalid("invalid_field_type", f"{key}.{name} must be a type name or code")
+        out.append((name, value_text(type_value)))
+    return out
+
+
+def _rows(message: dict[str, Any], key: str) -> list[dict[str, Any]] | None:
+    value = message.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise _Invalid(
+            "invalid_field_type", f"{key} must be an array of row objects, not {_json_type(value)}"
+        )
+    for index, element in enumerate(value):
+        if not isinstance(element, dict):
+            raise _Invalid(
+                "invalid_field_type",
+                f"{key}[{index}] must be a row object, not {_json_type(element)}",
+            )
+    return value
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str) and not isinstance(value, JsonFloat):
+        return "a string"
+    if isinstance(value, int | JsonFloat):
+        return "a number"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _image(row: dict[str, Any] | None) -> Image | None:
+    if row is None:
+        return None
+    return [(name, value_text(value)) for name, value in row.items()]
+
+
+def _overlay(base: dict[str, Any], changes: dict[str, Any]) -> Image:
+    """``base`` with the values of ``changes`` (keys of ``changes`` win, JSON null included);
+    columns only in ``changes`` are appended."""
+    merged = dict(base)
+    merged.update(changes)
+    return _image(merged) or []
+
+
+def _images(
+    type_code: str,
+    data_row: dict[str, Any] | None,
+    old_row: dict[str, Any] | None,
+    *,
+    legacy_swap: bool,
+) -> tuple[Image | None, Image | None]:
+    """(before_image, after_image) of one row (see module doc)."""
+    if not legacy_swap:
+        if type_code in ("INSERT", "INIT"):
+            return None, _image(data_row)
+        if type_code == "UPDATE":
+            if data_row is None:
+                return None, None
+            before = _overlay(data_row, old_row) if old_row is not None else _image(data_row)
+            return before, _image(data_row)
+        if type_code == "DELETE":
+            return _image(data_row), None
+        return None, None
+    new_row = old_row if old_row is not None else data_row
+    if type_code in ("INSERT", "INIT"):
+        return None, _image(new_row)
+    if type_code == "UPDATE":
+        if data_row is None or old_row is None:
+            return _image(data_row), None
+        return _image(data_row), _overlay(data_row, old_row)
+    if type_code == "DELETE":
+        return _image(new_row), None
+    return None, None
+
+
+def decode_message(raw: bytes | None, *, legacy_swap: bool = False) -> list[dict[str, Any]]:
+    """Decode one Kafka value into rows of :data:`CANAL_FIELDS` (see module doc).
+
+    Args:
+        raw: the Kafka record value.
+        legacy_swap: the topic's ``canal_legacy_swap`` registry option (pre-2022-03-20 DTS
+            instances: ``old`` holds the new row, ``data`` the old one).
+
+    Returns:
+        One row per ``data`` element (or ``old`` element when ``data`` is null or empty), or a
+        single row for DDL, row-less and undecodable messages. Never raises.
+    """
+    try:
+        return _decode(raw, legacy_swap)
+    except _Invalid as invalid:
+        return [_error_row(invalid.reason, invalid.detail)]
+    except Exception as exc:  # a decoder bug must not kill the Spark task
+        return [_error_row("invalid_field_type", f"{type(exc).__name__}: {exc}")]
+
+
+def _error_row(reason: str, detail: str) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(_NAMES)
+    row.update(decode_error=reason, decode_error_detail=detail, row_index=0, row_count=1)
+    return row
+
+
+def _decode(raw: bytes | None, legacy_swap: bool) -> list[dict[str, Any]]:
+    if not raw:
+        raise _Invalid("empty_value", REASONS["empty_value"])
+    try:
+        text = bytes(raw).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _Invalid("invalid_utf8", f"not UTF-8: {exc.reason} at byte {exc.start}") from None
+    try:
+        message = loads(text)
+    except ValueError as exc:
+        raise _Invalid("invalid_json", f"not valid JSON: {exc}") from None
+    if not isinstance(message, dict):
+        raise _Invalid("not_an_object", f"JSON {_json_type(message)}, not an object")
+    if message.get("type") is None:
+        raise _Invalid("missing_required_field", "type is missing")
+    type_code = _text(message, "type") or ""
+    is_ddl_value = message.get("isDdl")
+    if is_ddl_value is not None and not isinstance(is_ddl_value, bool):
+        raise _Invalid("invalid_field_type", "isDdl must be true or false")
+    is_ddl = is_ddl_value if is_ddl_value is not None else type_code in DDL_TYPES
+    common: dict[str, Any] = dict.fromkeys(_NAMES)
+    common |= {
+        "type_code": type_code,
+        "is_ddl": is_ddl,
+        "source_database": _text(message, "database") or None,
+        "source_table": _text(message, "table") or None,
+        "pk_names": _names(message, "pkNames"),
+        "column_types": _type_map(message, "mysqlType"),
+        "sql_types": _type_map(message, "sqlType"),
+        "es_ms": _millis(message, "es"),
+        "ts_ms": _millis(message, "ts"),
+        "canal_id": _digits(message, "id"),
+        "gtid": _text(message, "gtid") or None,
+        "sql_text": _text(message, "sql"),
+    }
+    if is_ddl:
+        return [{**common, "row_index": 0, "row_count": 1}]
+    data = _rows(message, "data")
+    old = _rows(message, "old")
+    if data is not None and old is not None and len(data) != len(old):
+        raise _Invalid(
+            "invalid_field_type",
+            f"old is misaligned with data: {len(old)} old element(s) for {len(data)} data "
+            "element(s), so no old element can be matched to its row",
+        )
+    count = len(data) if data else len(old) if old else 1
+    out = []
+    for index in range(count):
+        data_row = data[index] if data else None
+        old_row = old[index] if old else None
+        before, after = _images(type_code, data_row, old_row, legacy_swap=legacy_swap)
+        out.append(
+            {
+                **common,
+                "row_index": index,
+                "row_count": count,
+                "data_row": _image(data_row),
+                "old_row": _image(old_row),
+                "before_image": before,
+                "after_image": after,
+            }
+        )
+    return out
+
+
+def decode_batches(
+    batches: Iterator[pa.RecordBatch], legacy_swap: bool = False
+) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` function: append :data:`CANAL_FIELDS`, one output row per Canal row.
+
+    Args:
+        batches: input Arrow batches with a ``value`` column.
+        legacy_swap: decode with the pre-2022-03-20 DTS data / old meaning (registry option).
+    """
+    decode_one: Callable[[Any], list[dict[str, Any]]] = functools.partial(
+        decode_message, legacy_swap=legacy_swap
+    )
+    return append_decoded(batches, decode_one, CANAL_FIELDS)
+
+
+def decode_batches_legacy(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """:func:`decode_batches` with ``legacy_swap=True`` (topics with ``canal_legacy_swap``)."""
+    return decode_batches(batches, legacy_swap=True)
+
+
+def output_schema_ddl(input_schema_ddl: str) -> str:
+    """Spark DDL of :func:`decode_batches`' output for an input with ``input_schema_ddl``."""
+    return arrow_batches.output_schema_ddl(input_schema_ddl, CANAL_FIELDS)
