@@ -9,6 +9,7 @@
 {% macro cdc_staging_event_models() %}
     {{ return([
         {'model': 'stg_dataworks__events', 'formats': ['dataworks_json', 'datahub_blob']},
+        {'model': 'stg_qlik__events', 'formats': ['qlik_json', 'qlik_avro']},
     ]) }}
 {% endmacro %}
 
