@@ -173,7 +173,8 @@ def test_edge_case_partial_updates_keep_not_provided_columns(spark, built_lake):
 def test_edge_case_masks_and_versions_in_silver(spark, built_lake):
     rows = spark.sql(
         "select row_key, source_op, after_image, after_image_is_partial, source_schema_version, "
-        "map_keys(column_types) as column_names, metadata_match, changed_columns, not_provided_columns "
+        "map_keys(column_types) as column_names, metadata_match, changed_columns, "
+        "not_provided_columns "
         "from silver.stg_qlik__events where kafka_topic = 'qlik.cases.json' "
         "and record_kind = 'change' order by ordering_key"
     ).collect()

@@ -40,9 +40,7 @@ def model(dbt, session):
         .mapInArrow(qlik.metadata_batches, qlik.METADATA_ENTRY_DDL)
         .collect()
     ]
-    with_input = selected.withColumn(
-        qlik.INPUT_COLUMN, F.struct("source_format", "topic", "value")
-    )
+    with_input = selected.withColumn(qlik.INPUT_COLUMN, F.struct("source_format", "topic", "value"))
     decoded = with_input.mapInArrow(
         functools.partial(qlik.decode_batches, entries=entries),
         qlik.output_schema_ddl(INPUT_DDL),
