@@ -52,7 +52,8 @@ keyed as (
         case
             when size(key_columns) > 0 then key_columns
             when op_kind = 'change' then array_sort(map_keys(state_image))
-            else key_columns
+            {# a metadata row of a table without a key declares no key (NULL, as
+               silver.table_schemas reads all_columns keys) #}
         end as row_key_columns
     from classified
 ),
