@@ -14,7 +14,6 @@ from tests.dbt_models import qlik_cases as cases
 pytestmark = pytest.mark.dbt
 
 SAMPLE_TOPICS = {"qlik_json": "qlik.sample.json", "qlik_avro": "qlik.sample.avro"}
-PARTIAL_MERGE = pytest.mark.xfail(strict=True, reason="needs gold partial-image merge from main")
 
 ALICE = {
     "ID": "10",
@@ -64,7 +63,6 @@ def test_sample_current_state_without_partial_rows(spark, built_lake, source_for
     assert got['{"ID":"2"}'][1] == "update"
 
 
-@PARTIAL_MERGE
 @pytest.mark.parametrize("source_format", sorted(SAMPLE_TOPICS))
 def test_sample_partial_update_keeps_not_provided_column(spark, built_lake, source_format):
     got = gold_rows(spark, f"source_format = '{source_format}' and source_table = 'CUSTOMERS'")
@@ -162,7 +160,6 @@ def test_edge_case_current_state_without_partial_rows(spark, built_lake):
     assert {k: v for k, (v, _op) in nokey.items()} == cases.EXPECTED_NOKEY
 
 
-@PARTIAL_MERGE
 def test_edge_case_partial_updates_keep_not_provided_columns(spark, built_lake):
     got = gold_rows(spark, "source_format = 'qlik_json' and source_table = 'ORDERS'")
     assert got['{"ID":"1"}'][0] == cases.EXPECTED_ORDERS['{"ID":"1"}']
