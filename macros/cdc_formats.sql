@@ -10,6 +10,7 @@
     {{ return([
         {'model': 'stg_dataworks__events', 'formats': ['dataworks_json', 'datahub_blob']},
         {'model': 'stg_dts_canal__events', 'formats': ['dts_canal_json']},
+        {'model': 'stg_qlik__events', 'formats': ['qlik_json', 'qlik_avro']},
     ]) }}
 {% endmacro %}
 

@@ -1,0 +1,1 @@
+"""Encoders that produce CDC messages in vendor formats (samples, tests, the change simulator)."""

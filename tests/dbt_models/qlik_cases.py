@@ -1,0 +1,363 @@
+"""Hand-written Qlik messages for the pipeline tests, and the state they must produce.
+
+JSON messages go to ``qlik.cases.json`` (changes on partitions 1 and 2, broken records on
+partition 3), Avro messages to ``qlik.cases.avro`` (changes on partition 1, broken on 3).
+Tables of task ``edge_task`` (source_database), schema ``EDGE``:
+
+- ``ORDERS`` version 1 (schema id ``ORD-V1``: ID pk, STATUS, AMOUNT NUMERIC(12,2), NOTE) and
+  version 2 (``ORD-V2``: a fifth column CHANNEL) - a tableVersion change;
+- ``NOKEY`` (``NOKEY-V1``, no primary key: all columns identify the row), sent as a *bare*
+  MD message; its DT messages are bare too and name their table (``schema`` / ``table``).
+
+Each case says in a comment what a reader of formats.md section 5 expects.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+from cdc_lakehouse.encode.qlik_avro import QlikColumn, QlikTable, encode_data, encode_metadata
+
+JSON_TOPIC = "qlik.cases.json"
+AVRO_TOPIC = "qlik.cases.avro"
+TASK = "edge_task"
+
+_ORDER_COLUMNS = (
+    QlikColumn("ID", "INT4", primary_key_position=1, nullable=False),
+    QlikColumn("STATUS", "STRING", length=20),
+    QlikColumn("AMOUNT", "NUMERIC", precision=12, scale=2),
+    QlikColumn("NOTE", "STRING", length=100),
+)
+ORDERS_V1 = QlikTable(
+    "edge-server", TASK, "EDGE", "ORDERS", 1, _ORDER_COLUMNS, "2024-02-01T00:00:00", "ORD-V1"
+)
+ORDERS_V2 = QlikTable(
+    "edge-server",
+    TASK,
+    "EDGE",
+    "ORDERS",
+    2,
+    (*_ORDER_COLUMNS, QlikColumn("CHANNEL", "STRING", length=10)),
+    "2024-02-02T00:00:00",
+    "ORD-V2",
+)
+NOKEY = QlikTable(
+    "edge-server",
+    TASK,
+    "EDGE",
+    "NOKEY",
+    1,
+    (QlikColumn("A", "INT4"), QlikColumn("B", "STRING", length=5)),
+    "2024-02-01T00:00:00",
+    "NOKEY-V1",
+)
+
+
+def raw(number_text: str) -> str:
+    """A JSON number to be written with exactly this text (json.dumps would go through float)."""
+    return f"__RAW__{number_text}__"
+
+
+def _dumps(value: Any) -> str:
+    text = json.dumps(value, separators=(",", ":"))
+    while "__RAW__" in text:
+        start = text.index('"__RAW__')
+        end = text.index('__"', start + 8)
+        text = text[:start] + text[start + 8 : end] + text[end + 3 :]
+    return text
+
+
+def seq(counter: int) -> str:
+    """A 35-character changeSequence of 2024-02-03 with this change counter."""
+    return f"2024020312000000{counter:019d}"
+
+
+def dt(
+    operation: str,
+    data: dict[str, Any] | None,
+    *,
+    counter: int | None = None,
+    before: dict[str, Any] | None = None,
+    change_mask: str | None = "0F",
+    column_mask: str | None = "0F",
+    schema_id: str | None = "ORD-V1",
+    envelope: bool = True,
+    names: tuple[str, str] | None = None,
+    **headers: Any,
+) -> str:
+    """A JSON DT message; ``counter`` None = REFRESH style (changeSequence "")."""
+    message: dict[str, Any] = {
+        "data": data,
+        "beforeData": before,
+        "headers": {
+            "operation": operation,
+            "changeSequence": seq(counter) if counter is not None else "",
+            "timestamp": "2024-02-03T12:00:00.000" if counter is not None else "",
+            "streamPosition": f"pos-{counter}" if counter is not None else "",
+            "transactionId": f"tx-{counter}" if counter is not None else "",
+            "changeMask": change_mask,
+            "columnMask": column_mask,
+            "transactionEventCounter": 1 if counter is not None else None,
+            "transactionLastEvent": True if counter is not None else None,
+            **headers,
+        },
+    }
+    if names is not None:
+        message = {"schema": names[0], "table": names[1], **message}
+    if not envelope:
+        return _dumps(message)
+    return _dumps(
+        {
+            "magic": "atMSG",
+            "type": "DT",
+            "headers": None,
+            "messageSchemaId": schema_id,
+            "messageSchema": None,
+            "message": message,
+        }
+    )
+
+
+def md(table: QlikTable, *, envelope: bool = True) -> str:
+    message = table.metadata_message()
+    if not envelope:
+        return _dumps(message)
+    return _dumps(
+        {
+            "magic": "atMSG",
+            "type": "MD",
+            "headers": None,
+            "messageSchemaId": None,
+            "messageSchema": None,
+            "message": message,
+        }
+    )
+
+
+def order(id_: int, status: str, amount: Any = "1.00", note: Any = "n") -> dict[str, Any]:
+    return {"ID": str(id_), "STATUS": status, "AMOUNT": amount, "NOTE": note}
+
+
+# (partition, JSON value) in offset order per partition.
+CHANGES: list[tuple[int, str]] = [
+    # A DT delivered before its MD in Kafka order (the MDs are on partition 2, later):
+    # ID 1 is still decoded with ORDERS v1's ordinals and key.
+    (1, dt("INSERT", order(1, "new", amount=raw("12345678901.50"), note=None), counter=10)),
+    # duplicates: the same INSERT twice -> one row.
+    (1, dt("INSERT", order(1, "new", amount=raw("12345678901.50"), note=None), counter=10)),
+    (2, md(ORDERS_V1)),
+    (2, md(ORDERS_V2)),
+    (2, md(NOKEY, envelope=False)),
+    # masks: an UPDATE of ID 1 whose columnMask 07 leaves out NOTE (ordinal 4) although the
+    # JSON carries "NOTE": null -> NOTE is not provided (absent), the after image is partial,
+    # gold keeps NOTE from the insert (NULL); changeMask 02 = STATUS changed.
+    (
+        1,
+        dt(
+            "UPDATE",
+            order(1, "paid", amount=raw("12345678901.50"), note=None),
+            before=order(1, "new", amount=raw("12345678901.50"), note=None),
+            counter=11,
+            change_mask="02",
+            column_mask="07",
+        ),
+    ),
+    # REFRESH then CDC: ID 2's UPDATE (partition 1) is delivered before its REFRESH
+    # (partition 2); REFRESH orders lowest -> the update wins. ID 3: REFRESH only.
+    (1, dt("UPDATE", order(2, "updated"), before=order(2, "loaded"), counter=20)),
+    (2, dt("REFRESH", order(2, "loaded"), change_mask=None)),
+    (2, dt("REFRESH", order(3, "loaded"), change_mask=None)),
+    # out of order: ID 4's newer UPDATE (partition 2) arrives before its INSERT (partition 1).
+    (2, dt("UPDATE", order(4, "shipped"), before=order(4, "new"), counter=31)),
+    (1, dt("INSERT", order(4, "new"), counter=30)),
+    # key update: ID 5 -> 50 (changeMask 03: ID and STATUS) -> only ID 50 remains.
+    (1, dt("INSERT", order(5, "new"), counter=40)),
+    (1, dt("UPDATE", order(50, "moved"), before=order(5, "new"), counter=41, change_mask="03")),
+    # delete: ID 6 inserted, deleted (data = the deleted row, changeMask 01 = key only), then
+    # an older update delivered late on the other partition -> gone.
+    (1, dt("INSERT", order(6, "new"), counter=50)),
+    (1, dt("DELETE", order(6, "new"), counter=52, change_mask="01")),
+    (2, dt("UPDATE", order(6, "late"), before=order(6, "new"), counter=51)),
+    # tableVersion change: ID 7 inserted under version 2 (schema id ORD-V2, five columns,
+    # CHANNEL = ordinal 5) matched by headers.externalSchemaId.
+    (
+        1,
+        dt(
+            "INSERT",
+            {**order(7, "new"), "CHANNEL": "web"},
+            counter=60,
+            change_mask="1F",
+            column_mask="1F",
+            schema_id=None,
+            externalSchemaId="ORD-V2",
+        ),
+    ),
+    # bare DT messages of NOKEY naming their table: all columns are the key.
+    (
+        1,
+        dt(
+            "INSERT",
+            {"A": "1", "B": "x"},
+            counter=70,
+            envelope=False,
+            names=("EDGE", "NOKEY"),
+            change_mask="03",
+            column_mask="03",
+        ),
+    ),
+    (
+        1,
+        dt(
+            "DELETE",
+            {"A": "1", "B": "x"},
+            counter=71,
+            envelope=False,
+            names=("EDGE", "NOKEY"),
+            change_mask="03",
+            column_mask="03",
+        ),
+    ),
+    (
+        1,
+        dt(
+            "INSERT",
+            {"A": "2", "B": "y"},
+            counter=72,
+            envelope=False,
+            names=("EDGE", "NOKEY"),
+            change_mask="03",
+            column_mask="03",
+        ),
+    ),
+]
+
+# (value or None for a Kafka NULL value, value_base64 or None, expected reason)
+BROKEN: list[tuple[str | None, str | None, str]] = [
+    ('{"magic":"atMSG","type":"DT","message":{"data"', None, "invalid_json"),
+    ("[1, 2]", None, "not_an_object"),
+    (None, None, "empty_value"),
+    (None, base64.b64encode(b"\xff\xfe{}").decode(), "invalid_utf8"),
+    # DT without any metadata: unknown schema id, no table name, and the topic carries
+    # several tables -> quarantined, not a crash.
+    (
+        dt("INSERT", order(90, "x"), counter=90, schema_id="NO-SUCH-SCHEMA"),
+        None,
+        "missing_table_metadata",
+    ),
+    (dt("UPSERT", order(91, "x"), counter=91), None, "unknown_op"),
+    (
+        _dumps(
+            {
+                "magic": "atMSG",
+                "type": "XX",
+                "headers": None,
+                "messageSchemaId": None,
+                "messageSchema": None,
+                "message": {},
+            }
+        ),
+        None,
+        "unknown_op",
+    ),
+    (dt("INSERT", order(92, "x"), counter=None), None, "missing_required_field"),
+    (dt("INSERT", None, counter=93), None, "missing_required_field"),
+    # columnMask 0E leaves out the key column ID -> the row cannot be identified.
+    (dt("INSERT", order(94, "x"), counter=94, column_mask="0E"), None, "missing_key_column"),
+    (dt("INSERT", order(95, "x"), counter=95, change_mask="ZZ"), None, "invalid_field_type"),
+    (
+        dt("INSERT", order(96, "x"), counter=96, changeSequence="2024-02-03 12:00"),
+        None,
+        "invalid_field_type",
+    ),
+    ('{"magic":"atSMG","type":"DT","message":{}}', None, "invalid_field_type"),
+]
+
+AVRO_CHANGES: list[bytes] = [
+    encode_metadata(ORDERS_V1),
+    encode_data(
+        ORDERS_V1,
+        "INSERT",
+        {"ID": 1, "STATUS": "new", "AMOUNT": "10.00", "NOTE": "a"},
+        change_sequence=seq(100),
+        timestamp="2024-02-03T12:00:00",
+        change_mask=0x0F,
+        column_mask=0x0F,
+    ),
+    # columnMask 0B: AMOUNT (ordinal 3) not provided -> kept from the insert.
+    encode_data(
+        ORDERS_V1,
+        "UPDATE",
+        {"ID": 1, "STATUS": "paid", "NOTE": "b"},
+        change_sequence=seq(101),
+        timestamp="2024-02-03T12:00:01",
+        change_mask=0x0A,
+        column_mask=0x0B,
+    ),
+]
+AVRO_BROKEN: list[tuple[bytes, str]] = [
+    # references a schema id no MD defines: its writer schema is unknown.
+    (
+        encode_data(
+            QlikTable("edge-server", TASK, "EDGE", "GHOST", 1, _ORDER_COLUMNS, schema_id="GHOST"),
+            "INSERT",
+            {"ID": 1},
+            change_sequence=seq(102),
+        ),
+        "missing_table_metadata",
+    ),
+    (encode_metadata(ORDERS_V1)[:-7], "invalid_avro"),
+    (b"\x00\x00\x00\x00\x07" + b"confluent framing", "invalid_avro"),
+]
+
+EXPECTED_ORDERS = {
+    '{"ID":"1"}': {"ID": "1", "STATUS": "paid", "AMOUNT": "12345678901.50", "NOTE": None},
+    '{"ID":"2"}': {"ID": "2", "STATUS": "updated", "AMOUNT": "1.00", "NOTE": "n"},
+    '{"ID":"3"}': {"ID": "3", "STATUS": "loaded", "AMOUNT": "1.00", "NOTE": "n"},
+    '{"ID":"4"}': {"ID": "4", "STATUS": "shipped", "AMOUNT": "1.00", "NOTE": "n"},
+    '{"ID":"50"}': {"ID": "50", "STATUS": "moved", "AMOUNT": "1.00", "NOTE": "n"},
+    '{"ID":"7"}': {"ID": "7", "STATUS": "new", "AMOUNT": "1.00", "NOTE": "n", "CHANNEL": "web"},
+}
+EXPECTED_NOKEY = {'{"A":"2","B":"y"}': {"A": "2", "B": "y"}}
+EXPECTED_AVRO_ORDERS = {
+    '{"ID":"1"}': {"ID": "1", "STATUS": "paid", "AMOUNT": "10.00", "NOTE": "b"},
+}
+
+
+def _record(topic: str, partition: int, offset: int, value: str | bytes | None) -> dict:
+    record: dict[str, Any] = {
+        "topic": topic,
+        "partition": partition,
+        "offset": offset,
+        "timestamp": 1706961600000,
+        "key": None,
+    }
+    if isinstance(value, bytes):
+        record["value_base64"] = base64.b64encode(value).decode("ascii")
+    else:
+        record["value"] = value
+    return record
+
+
+def write_dump(path: Path) -> Path:
+    """Write the cases as a topic dump file at ``path``; return it."""
+    offsets: dict[int, int] = {}
+    lines = []
+    for partition, value in CHANGES:
+        offset = offsets.get(partition, 0)
+        offsets[partition] = offset + 1
+        lines.append(_record(JSON_TOPIC, partition, offset, value))
+    for offset, (value, value_b64, _reason) in enumerate(BROKEN):
+        record = _record(JSON_TOPIC, 3, offset, value)
+        if value_b64 is not None:
+            del record["value"]
+            record["value_base64"] = value_b64
+        lines.append(record)
+    for offset, value in enumerate(AVRO_CHANGES):
+        lines.append(_record(AVRO_TOPIC, 1, offset, value))
+    for offset, (value, _reason) in enumerate(AVRO_BROKEN):
+        lines.append(_record(AVRO_TOPIC, 3, offset, value))
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    return path
