@@ -9,6 +9,8 @@
 {% macro cdc_staging_event_models() %}
     {{ return([
         {'model': 'stg_dataworks__events', 'formats': ['dataworks_json', 'datahub_blob']},
+        {'model': 'stg_datahub_tuple__events', 'formats': ['datahub_tuple']},
+        {'model': 'stg_lindorm__events', 'formats': ['lindorm_debezium']},
     ]) }}
 {% endmacro %}
 
