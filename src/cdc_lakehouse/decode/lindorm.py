@@ -160,9 +160,9 @@ def _struct_fields(schema: dict[str, Any], name: str) -> list[tuple[str, str | N
 
 def _is_hbase(images: list[Image | None]) -> bool:
     for image in images:
-        if image is not None and isinstance(image.get(HBASE_ROW_KEY), str):
-            if _b64(image[HBASE_ROW_KEY]) is not None:
-                return True
+        row = image.get(HBASE_ROW_KEY) if image is not None else None
+        if isinstance(row, str) and _b64(row) is not None:
+            return True
     return False
 
 
@@ -185,7 +185,9 @@ def _bytes_text(data: bytes) -> str | None:
     return text
 
 
-def _hbase_image(image: Image | None, where: str, binary: list[str]) -> dict[str, str | None] | None:
+def _hbase_image(
+    image: Image | None, where: str, binary: list[str]
+) -> dict[str, str | None] | None:
     if image is None:
         return None
     out: dict[str, str | None] = {}
