@@ -4,7 +4,7 @@ the state they must produce.
 Two registered topics (seeds/cdc_topics.csv), cluster ``ld-edge``, namespace ``edge``:
 
 - ``lindorm.edge.sql``: SQL table ``accounts`` with the key ``tenant|id`` declared in
-  seeds/cdc_declared_keys.csv, and SQL table ``nokey`` without a declared key (all columns
+  seeds/cdc_declared_keys.csv, and SQL table ``unkeyed`` without a declared key (all columns
   identify a row). Broken messages are on its partition 3.
 - ``lindorm.edge.hbase``: HBase table ``profiles`` (``ROW`` key, base64 values).
 
@@ -106,21 +106,21 @@ CHANGES: list[tuple[str, int, str]] = [
     # (t1, 8): same source.ts_ms, payload.ts_ms decides (the update, on the lower partition).
     (SQL_TOPIC, 1, message("u", 8000, payload_ms=8010, before=acct(8, "8"), after=acct(8, "8b"))),
     (SQL_TOPIC, 2, message("c", 8000, payload_ms=8005, after=acct(8, "8"))),
-    # table nokey, no declared key: all columns identify the row.
-    (SQL_TOPIC, 1, message("c", 100, table="nokey", after={"a": 1, "b": "x"})),
+    # table unkeyed, no declared key: all columns identify the row.
+    (SQL_TOPIC, 1, message("c", 100, table="unkeyed", after={"a": 1, "b": "x"})),
     (
         SQL_TOPIC,
         1,
-        message("u", 101, table="nokey", before={"a": 1, "b": "x"}, after={"a": 1, "b": "y"}),
+        message("u", 101, table="unkeyed", before={"a": 1, "b": "x"}, after={"a": 1, "b": "y"}),
     ),
-    (SQL_TOPIC, 1, message("c", 102, table="nokey", after={"a": 2, "b": "z", "c": "q"})),
+    (SQL_TOPIC, 1, message("c", 102, table="unkeyed", after={"a": 2, "b": "z", "c": "q"})),
     (
         SQL_TOPIC,
         1,
         message(
             "u",
             103,
-            table="nokey",
+            table="unkeyed",
             before={"a": 2, "b": "z", "c": "q"},
             after={"a": 2, "b": "z"},
         ),

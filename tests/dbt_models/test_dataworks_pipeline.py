@@ -108,7 +108,7 @@ def test_images_keep_null_versus_not_provided(spark, built_lake):
 def test_every_broken_record_is_quarantined_with_its_reason(spark, built_lake):
     rows = spark.sql(
         "select kafka_offset, reason, reason_detail, raw_value from silver.quarantine "
-        "where kafka_partition = 3 order by kafka_offset"
+        f"where kafka_partition = 3 and kafka_topic = '{cases.TOPIC}' order by kafka_offset"
     ).collect()
     assert [(r["kafka_offset"], r["reason"]) for r in rows] == [
         (offset, reason) for offset, (_v, _b, reason) in enumerate(cases.BROKEN)

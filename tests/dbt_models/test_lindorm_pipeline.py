@@ -115,7 +115,7 @@ def test_seed_examples_current_state(spark, built_lake):
 
 def test_edge_case_current_state(spark, built_lake):
     assert gold_rows(spark, cases.DB, "accounts") == cases.EXPECTED_ACCOUNTS
-    assert gold_rows(spark, cases.DB, "nokey") == cases.EXPECTED_NOKEY
+    assert gold_rows(spark, cases.DB, "unkeyed") == cases.EXPECTED_NOKEY
     assert gold_rows(spark, cases.DB, "profiles") == cases.EXPECTED_PROFILES
 
 
@@ -138,8 +138,8 @@ def test_keys_by_table_kind(spark, built_lake):
     ).collect()
     assert {(r["source_table"], r["key_source"], tuple(r["key_columns"])) for r in rows} == {
         ("accounts", "declared", ("tenant", "id")),
-        ("nokey", "all_columns", ("a", "b")),
-        ("nokey", "all_columns", ("a", "b", "c")),
+        ("unkeyed", "all_columns", ("a", "b")),
+        ("unkeyed", "all_columns", ("a", "b", "c")),
         ("profiles", "primary_key", ("ROW",)),
     }
 

@@ -77,7 +77,7 @@ with_declared_keys as (
         and flagged.table_name = table_keys.source_table
     left join declared_keys as topic_keys
         on flagged.topic = topic_keys.topic
-        and topic_keys.source_table is null
+        and topic_keys.source_table = '*'
 ),
 
 keyed as (
@@ -123,7 +123,7 @@ checked as (
                 coalesce(before_flag, 'NULL'), ' and _after_image_ ', coalesce(after_flag, 'NULL')
             )
             when size(key_columns) = 0 then 'the record has no data column to identify the row'
-            else concat(
+            when size({{ missing_key_columns('row_image', 'key_columns') }}) > 0 then concat(
                 'key column(s) missing from the record: ',
                 array_join({{ missing_key_columns('row_image', 'key_columns') }}, ', ')
             )

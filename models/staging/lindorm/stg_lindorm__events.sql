@@ -60,7 +60,7 @@ with_declared_keys as (
         and classified.source_table = table_keys.source_table
     left join declared_keys as topic_keys
         on classified.topic = topic_keys.topic
-        and topic_keys.source_table is null
+        and topic_keys.source_table = '*'
 ),
 
 keyed as (
@@ -110,7 +110,9 @@ checked as (
                 then concat('op ', op_code, ' without payload.after')
             when op_code = 'd' and before_image is null then 'op d without payload.before'
             when size(key_columns) = 0 then 'the row has no column to identify it'
-            else concat(
+            when size({{ missing_key_columns('state_image', 'key_columns') }}) > 0
+                or size({{ missing_key_columns('before_image', 'before_key_columns') }}) > 0
+                then concat(
                 'key column(s) missing from the image: ',
                 array_join(
                     array_union(
