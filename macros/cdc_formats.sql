@@ -11,6 +11,8 @@
         {'model': 'stg_dataworks__events', 'formats': ['dataworks_json', 'datahub_blob']},
         {'model': 'stg_dts_canal__events', 'formats': ['dts_canal_json']},
         {'model': 'stg_qlik__events', 'formats': ['qlik_json', 'qlik_avro']},
+        {'model': 'stg_datahub_tuple__events', 'formats': ['datahub_tuple']},
+        {'model': 'stg_lindorm__events', 'formats': ['lindorm_debezium']},
     ]) }}
 {% endmacro %}
 

@@ -1,0 +1,191 @@
+{#
+    Lindorm data subscription messages (Debezium format V2.0, stg_lindorm__envelopes) in the
+    normalized vocabulary of formats.md: every decoded envelope classified as a change or a
+    quarantined record (Lindorm sends no DDL, heartbeats or transaction markers), with its
+    normalized op, key columns, row keys and ordering key. Source: formats.md section 3
+    (seed 001).
+
+    - Op: payload.op c / u / d / r -> insert / update / delete / snapshot (case-sensitive).
+      Snapshot rows are ordinary rows ordered by their timestamps.
+    - Images are whole rows (after_image_is_partial = false): a column missing from `after`
+      is removed (NULL); the decoder adds such columns as NULL when the before image or the
+      schema names them (removed_columns).
+    - Keys: HBase tables (table_kind hbase) are keyed by their row key column ROW
+      (key_source primary_key, seed 001). Lindorm SQL tables: the messages carry no key
+      information, so key columns declared in the seed cdc_declared_keys (topic + table) are
+      used (key_source declared); else every column of the row identifies it (key_source
+      all_columns; the before image of an update is then keyed by its own columns, so any
+      changed value ends the old row in gold.current_rows).
+    - Ordering key (text, fixed width, compares like the tuple): source.ts_ms (20 digits),
+      payload.ts_ms (20 digits, 0 when absent), Kafka partition (10 digits), offset (20
+      digits). Lindorm carries no log position or transaction id; delivery is at-least-once,
+      so duplicates share the timestamps and differ only by Kafka coordinates.
+
+    A table, not a view: four silver models and the tests read it (see stg_dataworks__events).
+#}
+
+{{ config(materialized='table') }}
+
+with
+
+envelopes as (
+    select * from {{ ref('stg_lindorm__envelopes') }}
+),
+
+declared_keys as (
+    select * from {{ ref('cdc_declared_keys') }}
+),
+
+classified as (
+    select
+        *,
+        case op_code
+            when 'c' then 'insert'
+            when 'u' then 'update'
+            when 'd' then 'delete'
+            when 'r' then 'snapshot'
+        end as op,
+        {# the image that says which row the record is about, and its state afterwards #}
+        case when op_code = 'd' then before_image else after_image end as state_image
+    from envelopes
+),
+
+with_declared_keys as (
+    select
+        classified.*,
+        coalesce(table_keys.key_columns, topic_keys.key_columns) as declared_key_columns
+    from classified
+    left join declared_keys as table_keys
+        on classified.topic = table_keys.topic
+        and classified.source_table = table_keys.source_table
+    left join declared_keys as topic_keys
+        on classified.topic = topic_keys.topic
+        and topic_keys.source_table = '*'
+),
+
+keyed as (
+    select
+        *,
+        case
+            when table_kind = 'hbase' then 'primary_key'
+            when declared_key_columns is not null then 'declared'
+            else 'all_columns'
+        end as key_source,
+        case
+            when table_kind = 'hbase' then array('ROW')
+            when declared_key_columns is not null
+                then transform(split(declared_key_columns, '[|]'), k -> trim(k))
+            else array_sort(map_keys(coalesce(state_image, map())))
+        end as key_columns,
+        case
+            when table_kind = 'hbase' then array('ROW')
+            when declared_key_columns is not null
+                then transform(split(declared_key_columns, '[|]'), k -> trim(k))
+            else array_sort(map_keys(coalesce(before_image, map())))
+        end as before_key_columns
+    from with_declared_keys
+),
+
+checked as (
+    select
+        *,
+        case
+            when decode_error is not null then decode_error
+            when op is null then 'unknown_op'
+            when source_table is null or source_ts_ms is null then 'missing_required_field'
+            when op_code in ('c', 'u', 'r') and after_image is null then 'missing_required_field'
+            when op_code = 'd' and before_image is null then 'missing_required_field'
+            when size(key_columns) = 0 then 'missing_key_column'
+            when size({{ missing_key_columns('state_image', 'key_columns') }}) > 0
+                or size({{ missing_key_columns('before_image', 'before_key_columns') }}) > 0
+                then 'missing_key_column'
+        end as quarantine_reason,
+        case
+            when decode_error is not null then decode_error_detail
+            when op is null
+                then concat('payload.op ', op_code, ' is not a Lindorm Debezium op (c, u, d, r)')
+            when source_table is null then 'payload.source.table is missing'
+            when source_ts_ms is null then 'payload.source.ts_ms is missing'
+            when op_code in ('c', 'u', 'r') and after_image is null
+                then concat('op ', op_code, ' without payload.after')
+            when op_code = 'd' and before_image is null then 'op d without payload.before'
+            when size(key_columns) = 0 then 'the row has no column to identify it'
+            when size({{ missing_key_columns('state_image', 'key_columns') }}) > 0
+                or size({{ missing_key_columns('before_image', 'before_key_columns') }}) > 0
+                then concat(
+                'key column(s) missing from the image: ',
+                array_join(
+                    array_union(
+                        {{ missing_key_columns('state_image', 'key_columns') }},
+                        coalesce(
+                            {{ missing_key_columns('before_image', 'before_key_columns') }},
+                            array()
+                        )
+                    ),
+                    ', '
+                )
+            )
+        end as quarantine_detail
+    from keyed
+),
+
+final as (
+    select
+        source_format,
+        topic as kafka_topic,
+        partition as kafka_partition,
+        offset as kafka_offset,
+        0 as kafka_row_index,
+        timestamp as kafka_timestamp,
+        ingest_batch_id,
+        case when quarantine_reason is null then 'change' else 'quarantine' end as record_kind,
+        quarantine_reason,
+        quarantine_detail,
+        op,
+        op_code as source_op,
+        case table_kind when 'hbase' then 'HBase' when 'sql' then 'Lindorm' end
+            as source_db_type,
+        source_database,
+        source_schema,
+        source_table,
+        table_kind,
+        source_version,
+        cast(null as string) as control_type,
+        key_source,
+        key_columns,
+        column_types,
+        cast(null as string) as source_schema_version,
+        before_image,
+        after_image,
+        false as after_image_is_partial,
+        removed_columns,
+        binary_columns,
+        raw_before_image,
+        raw_after_image,
+        {{ canonical_row_key('state_image', 'key_columns') }} as row_key,
+        {{ canonical_row_key('before_image', 'before_key_columns') }} as before_row_key,
+        case
+            when source_ts_ms is not null then concat_ws(
+                '.',
+                {{ padded_number('source_ts_ms', 20) }},
+                {{ padded_number('coalesce(payload_ts_ms, 0)', 20) }},
+                {{ padded_number('partition', 10) }},
+                {{ padded_number('offset', 20) }}
+            )
+        end as ordering_key,
+        timestamp_millis(source_ts_ms) as event_time,
+        timestamp_millis(payload_ts_ms) as capture_time,
+        cast(null as timestamp) as checkpoint_time,
+        cast(null as string) as source_sequence_id,
+        cast(null as string) as source_scn,
+        cast(null as string) as source_position,
+        cast(null as string) as transaction_id,
+        cast(null as int) as transaction_event_index,
+        cast(null as int) as transaction_event_count,
+        cast(null as boolean) as is_last_event_in_transaction,
+        cast(null as string) as ddl_text,
+        value as raw_value
+    from checked
+)
+
+select * from final

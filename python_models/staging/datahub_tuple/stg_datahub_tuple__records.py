@@ -1,0 +1,28 @@
+"""dbt Python model: decode every DataHub Tuple record (flat JSON object per Kafka record).
+
+Reads the bronze records of topics whose registry format is datahub_tuple and applies
+cdc_lakehouse.decode.datahub_tuple.decode_batches with mapInArrow (Arrow batches, no
+row-at-a-time UDF). One output row per input record; structural errors are kept as
+decode_error / decode_error_detail for silver.quarantine. Python because Spark's JSON functions
+would turn decimal numbers into doubles (architecture.md) and a Tuple record's data columns are
+not known in advance; the op vocabulary, keys and ordering are SQL in stg_datahub_tuple__events.
+"""
+
+from cdc_lakehouse.decode import datahub_tuple
+
+FORMATS = ("datahub_tuple",)
+INPUT_DDL = (
+    "source_format string, topic string, partition int, offset bigint, "
+    "timestamp timestamp, value binary, ingest_batch_id bigint"
+)
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    records = dbt.ref("stg_bronze__kafka_records")
+    selected = records.where(records.source_format.isin(*FORMATS)).select(
+        "source_format", "topic", "partition", "offset", "timestamp", "value", "ingest_batch_id"
+    )
+    return selected.mapInArrow(
+        datahub_tuple.decode_batches, datahub_tuple.output_schema_ddl(INPUT_DDL)
+    )

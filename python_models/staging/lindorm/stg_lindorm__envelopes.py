@@ -1,0 +1,26 @@
+"""dbt Python model: decode the Debezium V2.0 envelope of every Lindorm subscription record.
+
+Reads the bronze records of topics whose registry format is lindorm_debezium and applies
+cdc_lakehouse.decode.lindorm.decode_batches with mapInArrow (Arrow batches, no row-at-a-time
+UDF). One output row per input record; structural errors are kept as decode_error /
+decode_error_detail for silver.quarantine. Python because Spark's JSON functions would turn
+decimal numbers into doubles (architecture.md) and HBase values need base64 / UTF-8 decoding;
+the op vocabulary, keys and ordering are SQL in stg_lindorm__events.
+"""
+
+from cdc_lakehouse.decode import lindorm
+
+FORMATS = ("lindorm_debezium",)
+INPUT_DDL = (
+    "source_format string, topic string, partition int, offset bigint, "
+    "timestamp timestamp, value binary, ingest_batch_id bigint"
+)
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    records = dbt.ref("stg_bronze__kafka_records")
+    selected = records.where(records.source_format.isin(*FORMATS)).select(
+        "source_format", "topic", "partition", "offset", "timestamp", "value", "ingest_batch_id"
+    )
+    return selected.mapInArrow(lindorm.decode_batches, lindorm.output_schema_ddl(INPUT_DDL))

@@ -1,0 +1,194 @@
+"""Hand-written DataHub Tuple records for the pipeline tests, and the state they must produce.
+
+Two registered topics (seeds/cdc_topics.csv):
+
+- ``datahub.edge.tuple_keyed``: table ``accounts`` (``_source_table_``), key ``id`` declared in
+  seeds/cdc_declared_keys.csv for every table of the topic.
+- ``datahub.edge.tuple``: no declared key and no ``_source_table_``: the table is the topic's
+  last dot-part, ``tuple``, and all columns identify a row.
+
+Changes are on partitions 1-2, broken records on partition 3. Each case states in a comment
+what a reader of formats.md section 2 expects.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+KEYED = "datahub.edge.tuple_keyed"
+UNKEYED = "datahub.edge.tuple"
+
+
+def raw(number_text: str) -> str:
+    """A JSON number to be written with exactly this text (json.dumps would go through float)."""
+    return f"__RAW__{number_text}__"
+
+
+def record(
+    op: str | None,
+    seq: str | int | None,
+    flags: tuple[str, str] | None,
+    columns: dict[str, Any],
+    *,
+    table: str | None = "accounts",
+    time_key: str = "_excute_time_",
+    time_ms: int = 1700000000000,
+) -> str:
+    """A Tuple record as JSON text; ``flags`` = (_before_image_, _after_image_)."""
+    meta: dict[str, Any] = {}
+    if seq is not None:
+        meta["_sequence_id_"] = seq
+    if op is not None:
+        meta["_operation_type_"] = op
+    meta[time_key] = time_ms
+    if table is not None:
+        meta["_source_table_"] = table
+    if flags is not None:
+        meta["_before_image_"], meta["_after_image_"] = flags
+    text = json.dumps({**meta, **columns}, separators=(",", ":"))
+    while "__RAW__" in text:
+        start = text.index('"__RAW__')
+        end = text.index('__"', start + 8)
+        text = text[:start] + text[start + 8 : end] + text[end + 3 :]
+    return text
+
+
+INSERT = ("N", "Y")
+BEFORE = ("Y", "N")
+AFTER = ("N", "Y")
+DELETE = ("Y", "N")
+
+
+def account(id_: int, status: str, **extra: Any) -> dict[str, Any]:
+    return {"id": id_, "status": status, **extra}
+
+
+# (topic, partition, value) in offset order per (topic, partition).
+CHANGES: list[tuple[str, int, str]] = [
+    # id 1: exact numbers and NULL, the same insert delivered twice -> one row, values as sent.
+    (
+        KEYED,
+        1,
+        record(
+            "I",
+            "100",
+            INSERT,
+            account(1, "new", amount=raw("12345678901234567890123.456789"), price=raw("1.50"))
+            | {"note": None},
+        ),
+    ),
+    (
+        KEYED,
+        1,
+        record(
+            "I",
+            "100",
+            INSERT,
+            account(1, "new", amount=raw("12345678901234567890123.456789"), price=raw("1.50"))
+            | {"note": None},
+        ),
+    ),
+    # id 2: the newer update (both halves, partition 2) arrives before the older insert.
+    (KEYED, 2, record("U", "205", BEFORE, account(2, "new"))),
+    (KEYED, 2, record("U", "205", AFTER, account(2, "shipped"), time_key="_execute_time_")),
+    (KEYED, 1, record("I", "201", INSERT, account(2, "new"))),
+    # id 3: insert, delete, then an older update delivered late on another partition -> gone.
+    (KEYED, 1, record("I", "300", INSERT, account(3, "new"))),
+    (KEYED, 1, record("D", "302", DELETE, account(3, "new"))),
+    (KEYED, 2, record("U", "301", BEFORE, account(3, "new"))),
+    (KEYED, 2, record("U", "301", AFTER, account(3, "late"))),
+    # id 4 -> 40: a key update, after half delivered first -> only id 40 remains.
+    (KEYED, 1, record("I", "400", INSERT, account(4, "new"))),
+    (KEYED, 1, record("U", "401", AFTER, account(40, "moved"))),
+    (KEYED, 1, record("U", "401", BEFORE, account(4, "new"))),
+    # id 5: an update-before half whose after half never arrives -> the row stays as it was.
+    (KEYED, 1, record("I", "500", INSERT, account(5, "five"))),
+    (KEYED, 1, record("U", "501", BEFORE, account(5, "five"))),
+    # id 6: sequence ids of different lengths compare as numbers (998 < 1000).
+    (KEYED, 2, record("U", "1000", BEFORE, account(6, "first"))),
+    (KEYED, 2, record("U", "1000", AFTER, account(6, "updated"))),
+    (KEYED, 1, record("I", "998", INSERT, account(6, "first"))),
+    # id 7: flags absent on an insert are implied (N / Y); sequence id as a JSON number.
+    (KEYED, 1, record("I", 700, None, account(7, "implied"))),
+    # no declared key, no _source_table_: all columns identify the row, table "tuple".
+    (UNKEYED, 1, record("I", "10", INSERT, {"a": 1, "b": "x"}, table=None)),
+    (UNKEYED, 1, record("U", "11", BEFORE, {"a": 1, "b": "x"}, table=None)),
+    (UNKEYED, 1, record("U", "11", AFTER, {"a": 1, "b": "y"}, table=None)),
+    (UNKEYED, 2, record("I", "20", INSERT, {"a": 2, "b": "z"}, table=None)),
+    (UNKEYED, 2, record("D", "21", DELETE, {"a": 2, "b": "z"}, table=None)),
+    (UNKEYED, 1, record("I", "30", INSERT, {"a": 3, "b": "w"}, table=None)),
+    (UNKEYED, 2, record("I", "30", INSERT, {"a": 3, "b": "w"}, table=None)),
+]
+
+# (topic, value or None for a Kafka NULL value, value_base64 or None, expected reason)
+BROKEN: list[tuple[str, str | None, str | None, str]] = [
+    (UNKEYED, "not json at all", None, "invalid_json"),
+    (UNKEYED, '{"_operation_type_": "I"', None, "invalid_json"),
+    (UNKEYED, "[1, 2]", None, "not_an_object"),
+    (UNKEYED, None, None, "empty_value"),
+    (UNKEYED, None, base64.b64encode(b"\xff\xfe{}").decode(), "invalid_utf8"),
+    (UNKEYED, record("X", "800", INSERT, {"a": 8}), None, "unknown_op"),
+    (UNKEYED, record("i", "801", INSERT, {"a": 8}), None, "unknown_op"),
+    (UNKEYED, record(None, "802", INSERT, {"a": 8}), None, "missing_required_field"),
+    (UNKEYED, record("I", None, INSERT, {"a": 8}), None, "missing_required_field"),
+    (UNKEYED, record("U", "803", None, {"a": 8}), None, "missing_required_field"),
+    (UNKEYED, record("I", "804", ("Y", "N"), {"a": 8}), None, "inconsistent_image_flags"),
+    (UNKEYED, record("U", "805", ("Y", "Y"), {"a": 8}), None, "inconsistent_image_flags"),
+    (UNKEYED, record("D", "806", ("N", "N"), {"a": 8}), None, "inconsistent_image_flags"),
+    (UNKEYED, record("I", "12a", INSERT, {"a": 8}), None, "invalid_field_type"),
+    (UNKEYED, record("I", "807", ("n", "y"), {"a": 8}), None, "invalid_field_type"),
+    (UNKEYED, record("I", "808", INSERT, {}), None, "missing_key_column"),
+    (KEYED, record("I", "809", INSERT, {"status": "no id"}), None, "missing_key_column"),
+]
+
+EXPECTED_ACCOUNTS = {
+    '{"id":"1"}': {
+        "id": "1",
+        "status": "new",
+        "amount": "12345678901234567890123.456789",
+        "price": "1.50",
+        "note": None,
+    },
+    '{"id":"2"}': {"id": "2", "status": "shipped"},
+    '{"id":"40"}': {"id": "40", "status": "moved"},
+    '{"id":"5"}': {"id": "5", "status": "five"},
+    '{"id":"6"}': {"id": "6", "status": "updated"},
+    '{"id":"7"}': {"id": "7", "status": "implied"},
+}
+EXPECTED_UNKEYED = {
+    '{"a":"1","b":"y"}': {"a": "1", "b": "y"},
+    '{"a":"3","b":"w"}': {"a": "3", "b": "w"},
+}
+
+
+def write_dump(path: Path) -> Path:
+    """Write the cases as a topic dump file at ``path``; return it."""
+    offsets: dict[tuple[str, int], int] = {}
+    lines: list[dict[str, Any]] = []
+
+    def add(topic: str, partition: int, **value: Any) -> None:
+        offset = offsets.get((topic, partition), 0)
+        offsets[(topic, partition)] = offset + 1
+        lines.append(
+            {
+                "topic": topic,
+                "partition": partition,
+                "offset": offset,
+                "timestamp": 1700000000000,
+                "key": None,
+                **value,
+            }
+        )
+
+    for topic, partition, value in CHANGES:
+        add(topic, partition, value=value)
+    for topic, value, value_b64, _reason in BROKEN:
+        if value_b64 is not None:
+            add(topic, 3, value_base64=value_b64)
+        else:
+            add(topic, 3, value=value)
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    return path

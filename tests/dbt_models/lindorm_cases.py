@@ -1,0 +1,230 @@
+"""Hand-written Lindorm data subscription messages (Debezium V2.0) for the pipeline tests, and
+the state they must produce.
+
+Two registered topics (seeds/cdc_topics.csv), cluster ``ld-edge``, namespace ``edge``:
+
+- ``lindorm.edge.sql``: SQL table ``accounts`` with the key ``tenant|id`` declared in
+  seeds/cdc_declared_keys.csv, and SQL table ``unkeyed`` without a declared key (all columns
+  identify a row). Broken messages are on its partition 3.
+- ``lindorm.edge.hbase``: HBase table ``profiles`` (``ROW`` key, base64 values).
+
+Each case states in a comment what a reader of formats.md section 3 expects.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+SQL_TOPIC = "lindorm.edge.sql"
+HBASE_TOPIC = "lindorm.edge.hbase"
+DB = "ld-edge"
+NAMESPACE = "edge"
+
+
+def raw(number_text: str) -> str:
+    """A JSON number to be written with exactly this text (json.dumps would go through float)."""
+    return f"__RAW__{number_text}__"
+
+
+def message(
+    op: str,
+    source_ms: int | None,
+    *,
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+    table: str | None = "accounts",
+    payload_ms: int | None = None,
+    source: dict[str, Any] | None = None,
+) -> str:
+    """A Lindorm Debezium message as JSON text (placeholders of :func:`raw` become numbers)."""
+    src: dict[str, Any] = {"version": "v1.0", "db": DB, "namespace": NAMESPACE}
+    if table is not None:
+        src["table"] = table
+    if source_ms is not None:
+        src["ts_ms"] = source_ms
+    src.update(source or {})
+    payload = {
+        "op": op,
+        "ts_ms": payload_ms if payload_ms is not None else (source_ms or 0) + 8,
+        "before": before,
+        "after": after,
+        "source": src,
+    }
+    text = json.dumps({"schema": {}, "payload": payload}, separators=(",", ":"))
+    while "__RAW__" in text:
+        start = text.index('"__RAW__')
+        end = text.index('__"', start + 8)
+        text = text[:start] + text[start + 8 : end] + text[end + 3 :]
+    return text
+
+
+def acct(id_: int, name: str, **extra: Any) -> dict[str, Any]:
+    return {"tenant": "t1", "id": id_, "name": name, **extra}
+
+
+def b64(data: bytes | str) -> str:
+    return base64.b64encode(data.encode() if isinstance(data, str) else data).decode()
+
+
+def hbase(row: bytes | str, **cells: bytes | str | None) -> dict[str, Any]:
+    image: dict[str, Any] = {"ROW": b64(row)}
+    image.update({k: (b64(v) if v is not None else None) for k, v in cells.items()})
+    return image
+
+
+LONG_42 = (42).to_bytes(8, "big")  # HBase Bytes.toBytes(42L)
+
+# (topic, partition, value) in offset order per (topic, partition).
+CHANGES: list[tuple[str, int, str]] = [
+    # (t1, 1): exact numbers and NULL, the same insert delivered twice -> one row as sent.
+    (SQL_TOPIC, 1, message("c", 1000, after=acct(1, "one", price=raw("1.50"), note=None))),
+    (SQL_TOPIC, 1, message("c", 1000, after=acct(1, "one", price=raw("1.50"), note=None))),
+    # (t1, 2): the newer update (partition 2) arrives before the older insert -> update wins.
+    (SQL_TOPIC, 2, message("u", 2050, before=acct(2, "two"), after=acct(2, "two v2"))),
+    (SQL_TOPIC, 1, message("c", 2000, after=acct(2, "two"))),
+    # (t1, 3): insert, delete, then an older update delivered late on another partition -> gone.
+    (SQL_TOPIC, 1, message("c", 3000, after=acct(3, "three"))),
+    (SQL_TOPIC, 1, message("d", 3002, before=acct(3, "three"))),
+    (SQL_TOPIC, 2, message("u", 3001, before=acct(3, "three"), after=acct(3, "late"))),
+    # (t1, 4) -> (t1, 40): a key update -> only id 40 remains.
+    (SQL_TOPIC, 1, message("c", 4000, after=acct(4, "four"))),
+    (SQL_TOPIC, 1, message("u", 4001, before=acct(4, "four"), after=acct(40, "forty"))),
+    # (t1, 5): a column delete: after lacks email -> email is NULL, not the old value.
+    (SQL_TOPIC, 1, message("c", 5000, after=acct(5, "five", email="five@example.com"))),
+    (
+        SQL_TOPIC,
+        1,
+        message("u", 5001, before=acct(5, "five", email="five@example.com"), after=acct(5, "5")),
+    ),
+    # (t1, 6): a snapshot row, then an update -> the update; (t1, 7): a snapshot row only.
+    (SQL_TOPIC, 2, message("u", 6001, before=acct(6, "six"), after=acct(6, "six v2"))),
+    (SQL_TOPIC, 1, message("r", 6000, after=acct(6, "six"))),
+    (SQL_TOPIC, 1, message("r", 7000, after=acct(7, "seven"))),
+    # (t1, 8): same source.ts_ms, payload.ts_ms decides (the update, on the lower partition).
+    (SQL_TOPIC, 1, message("u", 8000, payload_ms=8010, before=acct(8, "8"), after=acct(8, "8b"))),
+    (SQL_TOPIC, 2, message("c", 8000, payload_ms=8005, after=acct(8, "8"))),
+    # table unkeyed, no declared key: all columns identify the row.
+    (SQL_TOPIC, 1, message("c", 100, table="unkeyed", after={"a": 1, "b": "x"})),
+    (
+        SQL_TOPIC,
+        1,
+        message("u", 101, table="unkeyed", before={"a": 1, "b": "x"}, after={"a": 1, "b": "y"}),
+    ),
+    (SQL_TOPIC, 1, message("c", 102, table="unkeyed", after={"a": 2, "b": "z", "c": "q"})),
+    (
+        SQL_TOPIC,
+        1,
+        message(
+            "u",
+            103,
+            table="unkeyed",
+            before={"a": 2, "b": "z", "c": "q"},
+            after={"a": 2, "b": "z"},
+        ),
+    ),
+    # HBase: user1 put, then its f_age cell deleted -> f_age NULL.
+    (
+        HBASE_TOPIC,
+        1,
+        message("c", 1000, table="profiles", after=hbase("user1", f_name="lucky", f_age="7")),
+    ),
+    (
+        HBASE_TOPIC,
+        1,
+        message(
+            "u",
+            1001,
+            table="profiles",
+            before=hbase("user1", f_name="lucky", f_age="7"),
+            after=hbase("user1", f_name="lucky"),
+        ),
+    ),
+    # user2: a binary value (a long) stays base64; a binary row key \x00\x01 too.
+    (HBASE_TOPIC, 1, message("c", 1100, table="profiles", after=hbase("user2", f_count=LONG_42))),
+    (HBASE_TOPIC, 2, message("c", 1200, table="profiles", after=hbase(b"\x00\x01", f_name="bin"))),
+    # user3: put then row delete -> gone.
+    (HBASE_TOPIC, 2, message("c", 1300, table="profiles", after=hbase("user3", f_name="x"))),
+    (HBASE_TOPIC, 2, message("d", 1301, table="profiles", before=hbase("user3", f_name="x"))),
+]
+
+# (value or None for a Kafka NULL value, value_base64 or None, expected reason) on SQL_TOPIC
+# partition 3.
+BROKEN: list[tuple[str | None, str | None, str]] = [
+    ("not json at all", None, "invalid_json"),
+    ('{"payload": {"op": "c"', None, "invalid_json"),
+    ("[1, 2]", None, "not_an_object"),
+    (None, None, "empty_value"),
+    (None, base64.b64encode(b"\xff\xfe{}").decode(), "invalid_utf8"),
+    ('{"schema": {}}', None, "missing_required_field"),
+    (message("x", 9000, after=acct(9, "x")), None, "unknown_op"),
+    (message("C", 9001, after=acct(9, "x")), None, "unknown_op"),
+    (message("c", 9002, after=acct(9, "x"), table=None), None, "missing_required_field"),
+    (message("c", None, after=acct(9, "x")), None, "missing_required_field"),
+    (message("c", 9003), None, "missing_required_field"),
+    (message("d", 9004), None, "missing_required_field"),
+    (message("c", 9005, after={"id": 9, "name": "no tenant"}), None, "missing_key_column"),
+    (message("c", 9006, after=acct(9, "x"), source={"ts_ms": "later"}), None, "invalid_field_type"),
+    (
+        message("c", 9007, table="profiles", after={"ROW": b64("u9"), "f_name": "not base64!"}),
+        None,
+        "invalid_field_type",
+    ),
+]
+
+EXPECTED_ACCOUNTS = {
+    '{"id":"1","tenant":"t1"}': {
+        "tenant": "t1",
+        "id": "1",
+        "name": "one",
+        "price": "1.50",
+        "note": None,
+    },
+    '{"id":"2","tenant":"t1"}': {"tenant": "t1", "id": "2", "name": "two v2"},
+    '{"id":"40","tenant":"t1"}': {"tenant": "t1", "id": "40", "name": "forty"},
+    '{"id":"5","tenant":"t1"}': {"tenant": "t1", "id": "5", "name": "5", "email": None},
+    '{"id":"6","tenant":"t1"}': {"tenant": "t1", "id": "6", "name": "six v2"},
+    '{"id":"7","tenant":"t1"}': {"tenant": "t1", "id": "7", "name": "seven"},
+    '{"id":"8","tenant":"t1"}': {"tenant": "t1", "id": "8", "name": "8b"},
+}
+EXPECTED_NOKEY = {
+    '{"a":"1","b":"y"}': {"a": "1", "b": "y"},
+    '{"a":"2","b":"z","c":null}': {"a": "2", "b": "z", "c": None},
+}
+EXPECTED_PROFILES = {
+    '{"ROW":"user1"}': {"ROW": "user1", "f_name": "lucky", "f_age": None},
+    '{"ROW":"user2"}': {"ROW": "user2", "f_count": "AAAAAAAAACo="},
+    '{"ROW":"AAE="}': {"ROW": "AAE=", "f_name": "bin"},
+}
+
+
+def write_dump(path: Path) -> Path:
+    """Write the cases as a topic dump file at ``path``; return it."""
+    offsets: dict[tuple[str, int], int] = {}
+    lines: list[dict[str, Any]] = []
+
+    def add(topic: str, partition: int, **value: Any) -> None:
+        offset = offsets.get((topic, partition), 0)
+        offsets[(topic, partition)] = offset + 1
+        lines.append(
+            {
+                "topic": topic,
+                "partition": partition,
+                "offset": offset,
+                "timestamp": 1700000000000,
+                "key": None,
+                **value,
+            }
+        )
+
+    for topic, partition, value in CHANGES:
+        add(topic, partition, value=value)
+    for value, value_b64, _reason in BROKEN:
+        if value_b64 is not None:
+            add(SQL_TOPIC, 3, value_base64=value_b64)
+        else:
+            add(SQL_TOPIC, 3, value=value)
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    return path
