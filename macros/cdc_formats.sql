@@ -40,7 +40,8 @@
       holds only the columns the message provided (Shareplex upd, Qlik columnMask, DTS
       EmptyObject NONE), so an absent column keeps its previous value; false when the image is
       the whole row (an absent column is then NULL).
-    - key_columns, key_source (primary_key | unique_key | row_id | all_columns), row_key,
+    - key_columns, key_source (primary_key | unique_key | row_id | declared (seed
+      cdc_declared_keys) | all_columns), row_key,
       before_row_key: see macros/cdc_keys.sql.
     - ordering_key: fixed-width text; compares like the format's ordering tuple (formats.md),
       ending in Kafka partition, offset and row index.
