@@ -9,6 +9,8 @@
 {% macro cdc_staging_event_models() %}
     {{ return([
         {'model': 'stg_dataworks__events', 'formats': ['dataworks_json', 'datahub_blob']},
+        {'model': 'stg_dts_avro__events', 'formats': ['dts_avro']},
+        {'model': 'stg_dts_shareplex__events', 'formats': ['dts_shareplex_json']},
     ]) }}
 {% endmacro %}
 
