@@ -1,7 +1,7 @@
 """Hand-written DTS Avro records for the pipeline tests, and the state they must produce.
 
 Records go to the registered topic ``dts.cases.avro`` (format dts_avro): changes and control
-records on partitions 0-2, undecodable / quarantined records on partition 3, for tables of
+records on partitions 0-2, undecodable / quarantined records on partition 4, for tables of
 database ``edge``. They are encoded with the project's encoder (cdc_lakehouse.encode.dts_avro)
 from the schema of formats.md section 4a; each case states what a reader of it expects.
 Ordering is (sourceTimestamp seconds, id) - the Kafka partition / offset only break ties.
@@ -28,9 +28,9 @@ def order(id_: int, status: str, amount: str = "1.00", note: Any = "n") -> dict[
 
 
 def change(op: str, rid: int, ts: int, **kw: Any) -> dict[str, Any]:
-    """A change of edge.orders (primary key id) unless overridden."""
+    """A change of edge.dts_orders (primary key id) unless overridden."""
     args: dict[str, Any] = {
-        "object_name": "edge.orders",
+        "object_name": "edge.dts_orders",
         "columns": ORDERS,
         "primary_key": ["id"],
     }
@@ -262,7 +262,7 @@ EXPECTED_ORDERS: dict[str, dict[str, str | None]] = {
     '{"id":"8"}': {"id": "8", "status": "filled", "amount": "1.00", "note": "n"},
     '{"id":"9"}': {"id": "9", "status": "nine", "amount": "9.00", "note": "n9"},
 }
-"""gold.current_rows of edge.orders (partial images merged with the previous change)."""
+"""gold.current_rows of edge.dts_orders (partial images merged with the previous change)."""
 PARTIAL_ROW_KEYS = ('{"id":"5"}', '{"id":"9"}')
 EXPECTED_UK = {'{"code":"A"}': {"code": "A", "qty": "1"}}
 EXPECTED_NOKEY = {'{"a":"2","b":"y"}': {"a": "2", "b": "y"}}
@@ -287,7 +287,7 @@ def write_dump(path: Path) -> Path:
             }
         )
     for offset, (raw, _reason) in enumerate(BROKEN):
-        line: dict[str, Any] = {"topic": TOPIC, "partition": 3, "offset": offset, "key": None}
+        line: dict[str, Any] = {"topic": TOPIC, "partition": 4, "offset": offset, "key": None}
         if raw is None:
             line["value"] = None
         else:

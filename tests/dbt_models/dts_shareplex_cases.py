@@ -2,7 +2,7 @@
 produce.
 
 Messages go to the registered topic ``dts.cases.shareplex`` (format dts_shareplex_json):
-changes on partitions 0-2, quarantined messages on partition 3, for tables of schema ``EDGE``.
+changes on partitions 0-2, quarantined messages on partition 4, for tables of schema ``EDGE``.
 Each case states what a reader of formats.md section 4b expects. Ordering is (scn, seq) - the
 Kafka partition / offset only break ties.
 """
@@ -174,7 +174,7 @@ def write_dump(path: Path) -> Path:
         )
     for offset, (value, _reason) in enumerate(BROKEN):
         lines.append(
-            {"topic": TOPIC, "partition": 3, "offset": offset, "key": None, "value": value}
+            {"topic": TOPIC, "partition": 4, "offset": offset, "key": None, "value": value}
         )
     path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
     return path

@@ -15,8 +15,6 @@ from tests.dbt_models import dts_avro_cases as cases
 
 pytestmark = pytest.mark.dbt
 
-MERGE_XFAIL = pytest.mark.xfail(strict=True, reason="needs gold partial-image merge from main")
-
 
 def gold_rows(spark, where: str) -> dict[str, dict[str, str | None]]:
     rows = spark.sql(
@@ -52,7 +50,8 @@ def test_sample_changes_in_order_with_images_and_keys(spark, built_lake):
         "key_source, key_columns, row_key, before_row_key, before_image, after_image, "
         "after_image_is_partial, ordering_key, cast(event_time as string) as event_time, "
         "cast(capture_time as string) as capture_time, source_sequence_id, source_position, "
-        "transaction_id, source_schema_version, column_types "
+        "transaction_id, source_schema_version, column_types, "
+        "map_keys(column_types) as column_order "
         f"from silver.change_events where kafka_topic = '{sample.TOPIC}' order by ordering_key"
     ).collect()
     # INIT (full load) orders before every change, whatever its sourceTimestamp.
@@ -88,12 +87,13 @@ def test_sample_changes_in_order_with_images_and_keys(spark, built_lake):
     assert insert["source_position"] == "72469@78"
     assert insert["transaction_id"] == "9001"
     assert insert["column_types"] == {"a": "LONGLONG", "b": "VAR_STRING"}
-    assert list(all_types["column_types"].items())[:4] == [
-        ("id", "LONG"),
-        ("name", "VAR_STRING"),
-        ("legacy", "STRING"),
-        ("price", "NEWDECIMAL"),
-    ]
+    assert all_types["column_order"] == [name for name, _code in sample.ALL_TYPES_COLUMNS]
+    assert {k: all_types["column_types"][k] for k in ("id", "name", "legacy", "price")} == {
+        "id": "LONG",
+        "name": "VAR_STRING",
+        "legacy": "STRING",
+        "price": "NEWDECIMAL",
+    }
     # every value type as exact text; note is SQL NULL (present with NULL)
     assert all_types["after_image"] == ALL_TYPES_ROW_1
     assert all_types["after_image_is_partial"] is False
@@ -140,14 +140,13 @@ def test_sample_gold_whole_rows(spark, built_lake):
     assert rows['{"id":"2"}'] == ALL_TYPES_ROW_2
 
 
-@MERGE_XFAIL
 def test_sample_gold_partial_update_keeps_not_provided_columns(spark, built_lake):
     rows = gold_rows(spark, "source_table = 'all_types'")
     assert rows['{"id":"1"}'] == {**ALL_TYPES_ROW_1, "ratio": "2.5"}
 
 
 def test_cases_gold_whole_rows(spark, built_lake):
-    rows = gold_rows(spark, "source_database = 'edge' and source_table = 'orders'")
+    rows = gold_rows(spark, "source_database = 'edge' and source_table = 'dts_orders'")
     assert set(rows) == set(cases.EXPECTED_ORDERS)
     for key, values in cases.EXPECTED_ORDERS.items():
         if key not in cases.PARTIAL_ROW_KEYS:
@@ -156,9 +155,8 @@ def test_cases_gold_whole_rows(spark, built_lake):
     assert gold_rows(spark, "source_table = 'nokey'") == cases.EXPECTED_NOKEY
 
 
-@MERGE_XFAIL
 def test_cases_gold_partial_updates(spark, built_lake):
-    rows = gold_rows(spark, "source_database = 'edge' and source_table = 'orders'")
+    rows = gold_rows(spark, "source_database = 'edge' and source_table = 'dts_orders'")
     for key in cases.PARTIAL_ROW_KEYS:
         assert rows[key] == cases.EXPECTED_ORDERS[key], key
 
@@ -190,22 +188,24 @@ def test_cases_keys_names_and_types(spark, built_lake):
     )
     assert pg["column_types"] == {"id": "20", "name": "1043"}
     assert pg["transaction_id"] == "778"
-    (moved,) = one("source_table = 'orders' and row_key = '{\"id\":\"40\"}'")
+    (moved,) = one("source_table = 'dts_orders' and row_key = '{\"id\":\"40\"}'")
     assert moved["before_row_key"] == '{"id":"4"}'
     # an update whose after image does not provide the key column finds its row
-    nine = one("source_table = 'orders' and row_key = '{\"id\":\"9\"}'")
+    nine = one("source_table = 'dts_orders' and row_key = '{\"id\":\"9\"}'")
     assert len(nine) == 2
 
 
 def test_cases_duplicates_and_ordering(spark, built_lake):
     dup = spark.sql(
         "select count(*) as n, count(distinct ordering_key) as k from silver.change_events "
-        f"where kafka_topic = '{cases.TOPIC}' and row_key = '{{\"id\":\"1\"}}'"
+        f"where kafka_topic = '{cases.TOPIC}' and source_table = 'dts_orders' "
+        'and row_key = \'{"id":"1"}\''
     ).first()
     assert (dup["n"], dup["k"]) == (2, 2)  # both deliveries kept in silver, one gold row
     six = spark.sql(
         "select after_image['status'] as status from silver.change_events "
-        f"where kafka_topic = '{cases.TOPIC}' and row_key = '{{\"id\":\"6\"}}' "
+        f"where kafka_topic = '{cases.TOPIC}' and source_table = 'dts_orders' "
+        'and row_key = \'{"id":"6"}\' '
         "order by ordering_key"
     ).collect()
     assert [r["status"] for r in six] == ["new", "a", "b"]

@@ -23,7 +23,6 @@ from tests.dbt_models.conftest import SAMPLE_DUMP
 pytestmark = pytest.mark.dbt
 
 SAMPLE_TOPIC = "dts.sample.shareplex"
-MERGE_XFAIL = pytest.mark.xfail(strict=True, reason="needs gold partial-image merge from main")
 UPD_KEY = {
     "MIO_LOG_ID": "32537893",
     "PLNMIO_REC_ID": "31557806",
@@ -139,7 +138,6 @@ def test_cases_gold_whole_rows(spark, built_lake):
         assert rows[key] == cases.EXPECTED_ORDERS[key], key
 
 
-@MERGE_XFAIL
 def test_cases_gold_partial_updates(spark, built_lake):
     rows = gold_rows(spark, "source_schema = 'EDGE' and source_table = 'ORDERS'")
     for key in ('{"ID":"2"}', '{"ID":"5"}', '{"ID":"7"}'):
