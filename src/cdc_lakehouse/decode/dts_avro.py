@@ -50,7 +50,8 @@ truncation leaves an incomplete value and is ``avro_schema_mismatch``.
 Value text: Integer -> ``value``; Decimal -> ``value`` exactly; Float -> ``repr`` of the
 double; Character -> ``value`` bytes decoded with ``charset`` (utf8/utf8mb3/utf8mb4/utf-8 ->
 utf-8, latin1 -> cp1252 as MySQL defines its latin1, the five bytes cp1252 leaves undefined
-mapped to the same code points, gbk, gb2312, gb18030, big5, ascii); an unknown charset or
+mapped to the same code points, gbk, gb2312, gb18030, big5, ascii, and the spellings
+iso-8859-1, al32utf8, zhs16gbk, MySQL's big-endian utf16 / ucs2 / utf32); an unknown charset or
 undecodable bytes give **base64** text of the bytes; Timestamp -> UTC ISO-8601 with
 microseconds (``millis`` holds microseconds), e.g. ``2021-03-01T12:00:00.123456Z``;
 DateTime -> ``YYYY-MM-DD HH:MM:SS[.ffffff]`` from the non-null parts (date-only or time-only
