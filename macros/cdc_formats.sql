@@ -13,6 +13,8 @@
         {'model': 'stg_qlik__events', 'formats': ['qlik_json', 'qlik_avro']},
         {'model': 'stg_datahub_tuple__events', 'formats': ['datahub_tuple']},
         {'model': 'stg_lindorm__events', 'formats': ['lindorm_debezium']},
+        {'model': 'stg_dts_avro__events', 'formats': ['dts_avro']},
+        {'model': 'stg_dts_shareplex__events', 'formats': ['dts_shareplex_json']},
     ]) }}
 {% endmacro %}
 

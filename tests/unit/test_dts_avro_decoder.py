@@ -360,3 +360,243 @@ def test_pk_uk_info_json_is_kept_in_tags():
     info = json.dumps({"PRIMARY": ["id"]})
     row = decode_record(encode(tags={"pk_uk_info": info}))
     assert dict(row["tags"])["pk_uk_info"] == info
+
+
+# --- key source, column types, partial images, invalid values (issue 4) -------------------
+
+
+@pytest.mark.parametrize(
+    ("info", "keys", "source", "name"),
+    [
+        ('{"PRIMARY":["id"]}', ["id"], "primary_key", "PRIMARY"),
+        ('{"uk_x":["x","y"],"uk_z":["z"]}', ["x", "y"], "unique_key", "uk_x"),
+        ('{"PRIMARY":[],"uk_x":["x"]}', ["x"], "unique_key", "uk_x"),
+        ('{"uk_empty":[],"uk_x":["x"]}', ["x"], "unique_key", "uk_x"),
+        ('{"PRIMARY":[]}', None, None, None),
+    ],
+)
+def test_key_source_and_name(info, keys, source, name):
+    row = decode_record(encode(tags={"pk_uk_info": info}))
+    assert row["decode_error"] is None
+    assert (row["key_columns"], row["key_source"], row["key_name"]) == (keys, source, name)
+
+
+def test_mysql_column_types_are_binlog_type_names_in_order():
+    codes = [0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 15, 16, 17, 18, 19]
+    codes += [245, 246, 247, 248, 249, 250, 251, 252, 253, 254, 255, 14]
+    fields = [{"name": f"c{code}", "dataTypeNumber": code} for code in codes]
+    row = decode_record(encode(fields=fields, afterImages=[None] * len(codes), tags={}))
+    assert row["decode_error"] is None, row["decode_error_detail"]
+    types = row["column_types"]
+    assert [name for name, _ in types] == [f"c{code}" for code in codes]
+    assert dict(types) == {
+        "c0": "DECIMAL",
+        "c1": "TINY",
+        "c2": "SHORT",
+        "c3": "LONG",
+        "c4": "FLOAT",
+        "c5": "DOUBLE",
+        "c7": "TIMESTAMP",
+        "c8": "LONGLONG",
+        "c9": "INT24",
+        "c10": "DATE",
+        "c11": "TIME",
+        "c12": "DATETIME",
+        "c13": "YEAR",
+        "c15": "VARCHAR",
+        "c16": "BIT",
+        "c17": "TIMESTAMP2",
+        "c18": "DATETIME2",
+        "c19": "TIME2",
+        "c245": "JSON",
+        "c246": "NEWDECIMAL",
+        "c247": "ENUM",
+        "c248": "SET",
+        "c249": "TINY_BLOB",
+        "c250": "MEDIUM_BLOB",
+        "c251": "LONG_BLOB",
+        "c252": "BLOB",
+        "c253": "VAR_STRING",
+        "c254": "STRING",
+        "c255": "GEOMETRY",
+        "c14": "14",  # not in the table: the code as text
+    }
+
+
+def test_other_sources_keep_the_type_number_as_text():
+    row = decode_record(encode(source={"sourceType": "Oracle", "version": "19c"}))
+    assert row["column_types"] == [("id", "3"), ("note", "253")]
+
+
+@pytest.mark.parametrize(
+    ("after", "partial"),
+    [
+        ([_v("Integer", precision=1, value="1"), "NONE"], True),
+        ([_v("Integer", precision=1, value="1"), "NULL"], False),
+        ([_v("Integer", precision=1, value="1"), None], False),
+        (None, None),
+    ],
+)
+def test_after_image_is_partial_when_a_value_is_none(after, partial):
+    row = decode_record(encode(afterImages=after))
+    assert row["decode_error"] is None
+    assert row["after_image_is_partial"] is partial
+
+
+def test_duplicate_column_names_are_invalid():
+    row = decode_record(
+        encode(
+            fields=[{"name": "a", "dataTypeNumber": 3}, {"name": "a", "dataTypeNumber": 3}],
+            afterImages=[None, None],
+        )
+    )
+    assert row["decode_error"] == "invalid_field_value"
+    assert "twice: a" in row["decode_error_detail"]
+
+
+@pytest.mark.parametrize("field", ["id", "sourceTimestamp"])
+def test_negative_ordering_fields_are_invalid(field):
+    row = decode_record(encode(**{field: -1}))
+    assert row["decode_error"] == "invalid_field_value"
+    assert field in row["decode_error_detail"]
+
+
+@pytest.mark.parametrize(
+    ("charset", "data", "text"),
+    [
+        ("UTF-8", "é".encode(), "é"),
+        ("AL32UTF8", "é".encode(), "é"),
+        ("ZHS16GBK", "中".encode("gbk"), "中"),
+        ("utf16", "é".encode("utf-16-be"), "é"),
+        ("ISO-8859-1", b"\xe9", "é"),
+    ],
+)
+def test_more_charset_spellings(charset, data, text):
+    assert one_value(_v("Character", charset=charset, value=data)) == {"c": text}
+
+
+def test_truncating_exactly_the_born_timestamp_gives_a_valid_old_revision_record():
+    # The older revision is a prefix of the newer one: a newer record cut exactly before
+    # bornTimestamp cannot be told from an older record. It decodes as the older revision.
+    new = encode(born=0)  # bornTimestamp 0 is one byte
+    row = decode_record(new[:-1])
+    assert row["decode_error"] is None
+    assert row["born_timestamp_ms"] is None
+    assert decode_record(new)["born_timestamp_ms"] == 0
+
+
+# --- real records published elsewhere -------------------------------------------------------
+# The public demo cloudkdb/demo (aliyun-dts-subscribe-python/dts_subscribe.py) prints four
+# records of a real DTS subscription of MySQL 8.0.28 table mydb.t1 (a bigint primary key,
+# b varchar(100)): an insert, an update, a delete and the CREATE TABLE. They are re-encoded
+# here from the printed dicts with the schema (the bytes themselves are not published).
+# Note bornTimestamp: it is equal to sourceTimestamp, i.e. in seconds, not the milliseconds
+# formats.md describes.
+
+_DEMO_TAGS = {
+    "metaVersion": "3109599372",
+    "pk_uk_info": '{"PRIMARY":["a"]}',
+    "server_id": "26957161",
+    "thread_id": "163931",
+}
+_DEMO_FIELDS = [{"dataTypeNumber": 8, "name": "a"}, {"dataTypeNumber": 253, "name": "b"}]
+
+
+def _demo_image(text: bytes) -> list[Any]:
+    return [
+        _v("Integer", precision=8, value="123456789"),
+        _v("Character", charset="utf8mb4", value=text),
+    ]
+
+
+def _demo(**record: Any) -> bytes:
+    base = {
+        "version": 0,
+        "source": {"sourceType": "MySQL", "version": "8.0.28"},
+        "sourceTxid": "0",
+        "processTimestamps": None,
+        "objectName": "mydb.t1",
+        "fields": _DEMO_FIELDS,
+        "beforeImages": None,
+        "afterImages": None,
+    }
+    base.update(record)
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, PARSED_NEW, base)
+    return out.getvalue()
+
+
+def test_published_demo_records_decode():
+    insert = decode_record(
+        _demo(
+            afterImages=_demo_image(b"test insert statement."),
+            bornTimestamp=1696984408,
+            id=1700382,
+            operation="INSERT",
+            safeSourcePosition="72347@78",
+            sourcePosition="72469@78",
+            sourceTimestamp=1696984408,
+            tags={**_DEMO_TAGS, "readerThroughoutTime": "1696984408050"},
+        )
+    )
+    assert insert["decode_error"] is None, insert["decode_error_detail"]
+    assert insert["after_image"] == [("a", "123456789"), ("b", "test insert statement.")]
+    assert insert["column_types"] == [("a", "LONGLONG"), ("b", "VAR_STRING")]
+    assert (insert["key_columns"], insert["key_source"]) == (["a"], "primary_key")
+    assert (insert["source_database"], insert["source_table"]) == ("mydb", "t1")
+    assert insert["born_timestamp_ms"] == insert["source_timestamp"] == 1696984408
+
+    update = decode_record(
+        _demo(
+            afterImages=_demo_image(b"test update statement."),
+            beforeImages=_demo_image(b"test insert statement."),
+            bornTimestamp=1696984517,
+            id=1700504,
+            operation="UPDATE",
+            safeSourcePosition="75103@78",
+            sourcePosition="75259@78",
+            sourceTimestamp=1696984517,
+            tags={**_DEMO_TAGS, "readerThroughoutTime": "1696984517078"},
+        )
+    )
+    assert update["before_image"] == [("a", "123456789"), ("b", "test insert statement.")]
+    assert update["after_image"] == [("a", "123456789"), ("b", "test update statement.")]
+    assert update["after_image_is_partial"] is False
+
+    delete = decode_record(
+        _demo(
+            beforeImages=_demo_image(b"test update statement."),
+            bornTimestamp=1696984560,
+            id=1700553,
+            operation="DELETE",
+            safeSourcePosition="76054@78",
+            sourcePosition="76176@78",
+            sourceTimestamp=1696984560,
+            tags={**_DEMO_TAGS, "readerThroughoutTime": "1696984560421"},
+        )
+    )
+    assert delete["operation"] == "DELETE" and delete["after_image"] is None
+    assert delete["before_image"] == [("a", "123456789"), ("b", "test update statement.")]
+
+    ddl = decode_record(
+        _demo(
+            afterImages="create table t1(a bigint primary key, b varchar(100))",
+            bornTimestamp=1696984152,
+            fields=None,
+            id=1700104,
+            objectName="mydb",
+            operation="DDL",
+            safeSourcePosition="67008@78",
+            sourcePosition="67008@78",
+            sourceTimestamp=1696984152,
+            tags={
+                "GTID": "281c62dc-590c-11ee-a295-00163e390c7c:108156",
+                "commitTimestamp": "1696984152",
+                "readerThroughoutTime": "1696984152751",
+            },
+        )
+    )
+    assert ddl["decode_error"] is None
+    assert ddl["ddl_text"] == "create table t1(a bigint primary key, b varchar(100))"
+    assert (ddl["source_database"], ddl["source_table"]) == ("mydb", None)
+    assert ddl["key_columns"] is None

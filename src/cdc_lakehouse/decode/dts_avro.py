@@ -16,22 +16,42 @@ revision is accepted only when the read consumes exactly all bytes. Output adds
   from it on ``.`` (``db``, ``db.table`` or ``db.schema.table``; the literal text ``\\u002E``
   inside a part is an escaped dot and becomes ``.``). More than three parts is an error.
 - ``process_timestamps`` (array<bigint>), ``tags`` (map<string,string>).
-- ``key_columns``: from ``tags["pk_uk_info"]`` JSON (``{"PRIMARY":["id"]}`` -> ``["id"]``):
-  the ``PRIMARY`` key if present, else the first key listed; NULL when the tag is absent or
-  the object is empty.
+- ``key_columns`` / ``key_source`` / ``key_name``: from ``tags["pk_uk_info"]`` JSON
+  (``{"PRIMARY":["id"]}`` -> ``["id"]``, ``primary_key``, ``PRIMARY``): the ``PRIMARY`` key
+  when it lists columns, else the first unique key (in the JSON's order) that lists columns
+  (``unique_key``, its index name); all three NULL when the tag is absent or lists no
+  columns (the SQL model then uses all columns).
 - ``column_names`` / ``column_type_numbers``: from ``fields`` (``dataTypeNumber`` is the MySQL
   binlog type code for MySQL sources), in order; NULL when ``fields`` is null or a string.
+  A column name listed twice is ``invalid_field_value``.
+- ``column_types``: column -> type text in column order: for ``sourceType = MySQL`` the binlog
+  type name of :data:`MYSQL_TYPE_NAMES` (formats.md 4a; an unlisted code stays a number),
+  for every other source the ``dataTypeNumber`` as text (its meaning is source-specific).
 - ``before_image`` / ``after_image``: map column -> value text, aligned positionally with
   ``fields``. The map is NULL when the image is Avro null (or a string). Three states per
   column: key absent = EmptyObject ``NONE`` (value not provided); key present with NULL =
   EmptyObject ``NULL`` or an Avro null element (SQL NULL); text otherwise.
+- ``after_image_is_partial``: true when ``afterImages`` is an array with at least one ``NONE``
+  (the image then holds only the provided columns), false for a full array, NULL when
+  there is no after image array.
 - ``ddl_text``: ``afterImages`` when ``operation = DDL`` and it is a string.
-- ``born_timestamp_ms``: ``bornTimestamp`` (epoch ms) of the newer revision; NULL for the older.
+- ``born_timestamp_ms``: ``bornTimestamp`` of the newer revision as sent; NULL for the older.
+  formats.md says epoch milliseconds, but real producers write epoch *seconds* (the records
+  printed by the public demo cloudkdb/demo, aliyun-dts-subscribe-python/dts_subscribe.py,
+  have ``bornTimestamp`` equal to ``sourceTimestamp``), so it is kept raw and not used as a
+  time; the SQL model takes the capture time from ``tags["readerThroughoutTime"]`` (ms).
+- A negative ``id`` or ``sourceTimestamp`` is ``invalid_field_value``: they form the ordering
+  key, which is fixed-width non-negative digits.
+
+A value truncated exactly at the start of ``bornTimestamp`` is a complete record of the older
+revision (the older revision is a prefix of the newer one) and decodes as such; any other
+truncation leaves an incomplete value and is ``avro_schema_mismatch``.
 
 Value text: Integer -> ``value``; Decimal -> ``value`` exactly; Float -> ``repr`` of the
 double; Character -> ``value`` bytes decoded with ``charset`` (utf8/utf8mb3/utf8mb4/utf-8 ->
 utf-8, latin1 -> cp1252 as MySQL defines its latin1, the five bytes cp1252 leaves undefined
-mapped to the same code points, gbk, gb2312, gb18030, big5, ascii); an unknown charset or
+mapped to the same code points, gbk, gb2312, gb18030, big5, ascii, and the spellings
+iso-8859-1, al32utf8, zhs16gbk, MySQL's big-endian utf16 / ucs2 / utf32); an unknown charset or
 undecodable bytes give **base64** text of the bytes; Timestamp -> UTC ISO-8601 with
 microseconds (``millis`` holds microseconds), e.g. ``2021-03-01T12:00:00.123456Z``;
 DateTime -> ``YYYY-MM-DD HH:MM:SS[.ffffff]`` from the non-null parts (date-only or time-only
@@ -84,15 +104,55 @@ DTS_FIELDS: list[pa.Field] = [
     pa.field("process_timestamps", pa.list_(pa.int64())),
     pa.field("tags", _MAP),
     pa.field("key_columns", pa.list_(pa.string())),
+    pa.field("key_source", _STR),
+    pa.field("key_name", _STR),
     pa.field("column_names", pa.list_(pa.string())),
     pa.field("column_type_numbers", pa.list_(pa.int32())),
+    pa.field("column_types", _MAP),
     pa.field("before_image", _MAP),
     pa.field("after_image", _MAP),
+    pa.field("after_image_is_partial", pa.bool_()),
     pa.field("ddl_text", _STR),
     pa.field("born_timestamp_ms", pa.int64()),
 ]
 DTS_SCHEMA = pa.schema(DTS_FIELDS)
+FIELDS = DTS_FIELDS
+"""The decoder's output fields (the name every decoder module exports)."""
 _NAMES = [f.name for f in DTS_FIELDS]
+
+# MySQL binlog column type code -> type name (formats.md section 4a).
+MYSQL_TYPE_NAMES: dict[int, str] = {
+    0: "DECIMAL",
+    1: "TINY",
+    2: "SHORT",
+    3: "LONG",
+    4: "FLOAT",
+    5: "DOUBLE",
+    6: "NULL",
+    7: "TIMESTAMP",
+    8: "LONGLONG",
+    9: "INT24",
+    10: "DATE",
+    11: "TIME",
+    12: "DATETIME",
+    13: "YEAR",
+    15: "VARCHAR",
+    16: "BIT",
+    17: "TIMESTAMP2",
+    18: "DATETIME2",
+    19: "TIME2",
+    245: "JSON",
+    246: "NEWDECIMAL",
+    247: "ENUM",
+    248: "SET",
+    249: "TINY_BLOB",
+    250: "MEDIUM_BLOB",
+    251: "LONG_BLOB",
+    252: "BLOB",
+    253: "VAR_STRING",
+    254: "STRING",
+    255: "GEOMETRY",
+}
 
 _CHARSETS = {
     "utf8": "utf-8",
@@ -105,6 +165,14 @@ _CHARSETS = {
     "gb18030": "gb18030",
     "big5": "big5",
     "ascii": "ascii",
+    # Java / Oracle spellings of the same encodings
+    "iso-8859-1": "latin-1",
+    "al32utf8": "utf-8",
+    "zhs16gbk": "gbk",
+    # MySQL's utf16 / ucs2 / utf32 are big-endian without a byte-order mark
+    "utf16": "utf-16-be",
+    "ucs2": "utf-16-be",
+    "utf32": "utf-32-be",
 }
 _ESCAPED_DOT = "\\u002E"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -207,6 +275,7 @@ def _value_text(element: Any) -> str | None:
 
 
 def _image(images: Any, names: list[str] | None, which: str) -> list[tuple[str, str | None]] | None:
+    """The image as (column, text) pairs without the NONE (not provided) columns."""
     if images is None or isinstance(images, str):
         return None
     if names is None:
@@ -239,10 +308,21 @@ def _split_object_name(name: str | None) -> tuple[str | None, str | None, str | 
     raise _Invalid("invalid_field_value", f"objectName has {len(parts)} dot-separated parts")
 
 
-def _key_columns(tags: dict[str, str]) -> list[str] | None:
+def _has_none(images: Any) -> bool | None:
+    """Whether an image array holds an EmptyObject NONE; None when it is not an array."""
+    if not isinstance(images, list):
+        return None
+    return any(
+        element == "NONE" or (isinstance(element, tuple) and element[1] == "NONE")
+        for element in images
+    )
+
+
+def _key(tags: dict[str, str]) -> tuple[list[str] | None, str | None, str | None]:
+    """(key columns, key source, key name) from ``tags["pk_uk_info"]``; see module doc."""
     text = tags.get("pk_uk_info")
     if text is None:
-        return None
+        return None, None, None
     try:
         info = json.loads(text)
     except ValueError as exc:
@@ -253,9 +333,22 @@ def _key_columns(tags: dict[str, str]) -> list[str] | None:
         raise _Invalid(
             "invalid_field_value", "tags.pk_uk_info must map key names to arrays of column names"
         )
-    if not info:
+    if info.get("PRIMARY"):
+        return list(info["PRIMARY"]), "primary_key", "PRIMARY"
+    for name, columns in info.items():
+        if columns and name != "PRIMARY":
+            return list(columns), "unique_key", name
+    return None, None, None
+
+
+def _column_types(
+    names: list[str] | None, codes: list[int] | None, source_type: str
+) -> list[tuple[str, str]] | None:
+    if names is None or codes is None:
         return None
-    return list(info.get("PRIMARY", next(iter(info.values()))))
+    if source_type == "MySQL":
+        return [(n, MYSQL_TYPE_NAMES.get(c, str(c))) for n, c in zip(names, codes, strict=True)]
+    return [(n, str(c)) for n, c in zip(names, codes, strict=True)]
 
 
 def decode_record(raw: bytes | None) -> dict[str, Any]:
@@ -274,14 +367,23 @@ def decode_record(raw: bytes | None) -> dict[str, Any]:
                     "avro_schema_mismatch",
                     f"with bornTimestamp: {new_why}; without: {old_why}",
                 )
+        for name in ("id", "sourceTimestamp"):
+            if record[name] < 0:
+                raise _Invalid("invalid_field_value", f"{name} is negative: {record[name]}")
         fields = record["fields"]
         names = types = None
         if isinstance(fields, list):
             names = [f["name"] for f in fields]
             types = [f["dataTypeNumber"] for f in fields]
+            if len(set(names)) != len(names):
+                twice = sorted({n for n in names if names.count(n) > 1})
+                raise _Invalid(
+                    "invalid_field_value", f"fields lists column(s) twice: {', '.join(twice)}"
+                )
         database, schema, table = _split_object_name(record["objectName"])
         after = record["afterImages"]
         tags = record["tags"]
+        key_columns, key_source, key_name = _key(tags)
         row.update(
             record_id=record["id"],
             record_version=record["version"],
@@ -298,11 +400,15 @@ def decode_record(raw: bytes | None) -> dict[str, Any]:
             source_table=table,
             process_timestamps=record["processTimestamps"],
             tags=list(tags.items()),
-            key_columns=_key_columns(tags),
+            key_columns=key_columns,
+            key_source=key_source,
+            key_name=key_name,
             column_names=names,
             column_type_numbers=types,
+            column_types=_column_types(names, types, record["source"]["sourceType"]),
             before_image=_image(record["beforeImages"], names, "beforeImages"),
             after_image=_image(after, names, "afterImages"),
+            after_image_is_partial=_has_none(after),
             ddl_text=after if record["operation"] == "DDL" and isinstance(after, str) else None,
             born_timestamp_ms=born,
         )
@@ -315,6 +421,10 @@ def decode_record(raw: bytes | None) -> dict[str, Any]:
         row["decode_error"] = "invalid_field_value"
         row["decode_error_detail"] = f"{type(exc).__name__}: {exc}"
     return row
+
+
+decode_one = decode_record
+"""Alias of :func:`decode_record` (the name every decoder module exports)."""
 
 
 def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -1,0 +1,180 @@
+{#
+    DTS Avro records (stg_dts_avro__records) in the normalized vocabulary of formats.md: every
+    decoded Record classified as a change, a control event, a DDL or a quarantined record,
+    with its normalized op, key columns, row keys and ordering key. Source: formats.md
+    section 4a (seed 003).
+
+    - operation: INSERT / UPDATE / DELETE -> insert / update / delete; INIT / FILL (full
+      load) -> snapshot; DDL -> ddl (afterImages holds the statement); BEGIN, COMMIT,
+      ROLLBACK / ABORT -> control transaction_begin / _commit / _rollback; HEARTBEAT /
+      CHECKPOINT -> control heartbeat. COMMAND, FINISH, CONTROL, RDB and NOOP have no entry
+      in formats.md's normalized vocabulary: they are never guessed, they go to quarantine
+      as unknown_op (raw bytes kept for a replay once a mapping is decided).
+    - Keys: tags["pk_uk_info"]: PRIMARY (key_source primary_key), else the first unique key
+      (unique_key); without one, every column of `fields` (all_columns). The row an UPDATE
+      applies to is identified by its after image with NONE (not provided) columns taken from
+      the before image, so an update that does not provide an unchanged key column still
+      finds its row.
+    - Ordering key (text, fixed width, compares like the tuple): load rank (0 = INIT / FILL
+      full-load row, 1 = anything else: a full-load row orders before every change of its
+      key, whatever its sourceTimestamp, because DTS starts the incremental stream before the
+      full load reads), sourceTimestamp (epoch seconds, 20 digits), id (20 digits), Kafka
+      partition (10 digits) and offset (20 digits), dot-separated.
+    - event_time: sourceTimestamp (seconds). capture_time: tags["readerThroughoutTime"]
+      (epoch ms, when DTS read the log record); bornTimestamp is not used (real producers
+      write it in seconds, formats.md says ms). source_schema_version: tags["metaVersion"].
+
+    A table, not a view (see stg_dataworks__events): four silver models and tests read it.
+#}
+
+{{ config(materialized='table') }}
+
+with
+
+records as (
+    select * from {{ ref('stg_dts_avro__records') }}
+),
+
+classified as (
+    select
+        *,
+        case operation
+            when 'INSERT' then 'insert'
+            when 'UPDATE' then 'update'
+            when 'DELETE' then 'delete'
+            when 'INIT' then 'snapshot'
+            when 'FILL' then 'snapshot'
+        end as op,
+        case
+            when operation in ('INSERT', 'UPDATE', 'DELETE', 'INIT', 'FILL') then 'change'
+            when operation in (
+                'BEGIN', 'COMMIT', 'ROLLBACK', 'ABORT', 'HEARTBEAT', 'CHECKPOINT'
+            ) then 'control'
+            when operation = 'DDL' then 'ddl'
+        end as op_kind,
+        case when operation in ('INIT', 'FILL') then 0 else 1 end as load_rank,
+        {# the image that says which row the record is about (and its key values after it) #}
+        case
+            when operation = 'DELETE' then before_image
+            when after_image is not null
+                then {{ overlay_image('before_image', 'after_image') }}
+        end as identity_image
+    from records
+),
+
+keyed as (
+    select
+        * except (key_columns, key_source),
+        coalesce(key_source, 'all_columns') as key_source,
+        coalesce(key_columns, column_names) as key_columns
+    from classified
+),
+
+checked as (
+    select
+        *,
+        case
+            when decode_error is not null then decode_error
+            when op_kind is null then 'unknown_op'
+            when op_kind = 'ddl' and ddl_text is null then 'missing_required_field'
+            when op_kind != 'change' then null
+            when source_table is null then 'missing_required_field'
+            when operation in ('INSERT', 'UPDATE', 'INIT', 'FILL') and after_image is null
+                then 'missing_required_field'
+            when operation = 'DELETE' and before_image is null then 'missing_required_field'
+            when size(key_columns) = 0 then 'missing_key_column'
+            when size({{ missing_key_columns('identity_image', 'key_columns') }}) > 0
+                or size({{ missing_key_columns('before_image', 'key_columns') }}) > 0
+                then 'missing_key_column'
+        end as quarantine_reason,
+        case
+            when decode_error is not null then decode_error_detail
+            when op_kind is null
+                then concat(
+                    'operation ', operation,
+                    ' has no mapping in the normalized vocabulary (formats.md)'
+                )
+            when op_kind = 'ddl' and ddl_text is null
+                then 'DDL record without the statement text in afterImages'
+            when op_kind != 'change' then null
+            when source_table is null
+                then concat('objectName ', coalesce(object_name, 'null'), ' names no table')
+            when operation in ('INSERT', 'UPDATE', 'INIT', 'FILL') and after_image is null
+                then concat(operation, ' without an afterImages array')
+            when operation = 'DELETE' and before_image is null
+                then 'DELETE without a beforeImages array'
+            when size(key_columns) = 0 then 'the record lists no columns to identify the row'
+            else concat(
+                'key column(s) not provided in the image: ',
+                array_join(
+                    array_union(
+                        {{ missing_key_columns('identity_image', 'key_columns') }},
+                        coalesce({{ missing_key_columns('before_image', 'key_columns') }}, array())
+                    ),
+                    ', '
+                )
+            )
+        end as quarantine_detail
+    from keyed
+),
+
+final as (
+    select
+        source_format,
+        topic as kafka_topic,
+        partition as kafka_partition,
+        offset as kafka_offset,
+        0 as kafka_row_index,
+        timestamp as kafka_timestamp,
+        ingest_batch_id,
+        case when quarantine_reason is null then op_kind else 'quarantine' end as record_kind,
+        quarantine_reason,
+        quarantine_detail,
+        op,
+        operation as source_op,
+        case
+            when operation in ('HEARTBEAT', 'CHECKPOINT') then 'heartbeat'
+            when operation = 'BEGIN' then 'transaction_begin'
+            when operation = 'COMMIT' then 'transaction_commit'
+            when operation in ('ROLLBACK', 'ABORT') then 'transaction_rollback'
+        end as control_type,
+        source_type as source_db_type,
+        source_database,
+        source_schema,
+        source_table,
+        key_source,
+        key_columns,
+        column_types,
+        try_element_at(tags, 'metaVersion') as source_schema_version,
+        before_image,
+        after_image,
+        coalesce(after_image_is_partial, false) as after_image_is_partial,
+        {{ canonical_row_key('identity_image', 'key_columns') }} as row_key,
+        {{ canonical_row_key('before_image', 'key_columns') }} as before_row_key,
+        case
+            when record_id is not null then concat_ws(
+                '.',
+                cast(load_rank as string),
+                {{ padded_number('source_timestamp', 20) }},
+                {{ padded_number('record_id', 20) }},
+                {{ padded_number('partition', 10) }},
+                {{ padded_number('offset', 20) }}
+            )
+        end as ordering_key,
+        timestamp_seconds(source_timestamp) as event_time,
+        timestamp_millis(try_cast(try_element_at(tags, 'readerThroughoutTime') as bigint))
+            as capture_time,
+        cast(null as timestamp) as checkpoint_time,
+        cast(record_id as string) as source_sequence_id,
+        cast(null as string) as source_scn,
+        source_position,
+        nullif(source_txid, '') as transaction_id,
+        cast(null as int) as transaction_event_index,
+        cast(null as int) as transaction_event_count,
+        cast(null as boolean) as is_last_event_in_transaction,
+        ddl_text,
+        value as raw_value
+    from checked
+)
+
+select * from final

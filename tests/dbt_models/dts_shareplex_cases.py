@@ -1,0 +1,180 @@
+"""Hand-written DTS Shareplex JSON messages for the pipeline tests, and the state they must
+produce.
+
+Messages go to the registered topic ``dts.cases.shareplex`` (format dts_shareplex_json):
+changes on partitions 0-2, quarantined messages on partition 4, for tables of schema ``EDGE``.
+Each case states what a reader of formats.md section 4b expects. Ordering is (scn, seq) - the
+Kafka partition / offset only break ties.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+TOPIC = "dts.cases.shareplex"
+
+
+def msg(
+    op: str,
+    scn: int | str | None,
+    *,
+    seq: int | None = 1,
+    size: int | None = 1,
+    table: str | None = "EDGE.ORDERS",
+    data: dict[str, Any] | None = None,
+    key: dict[str, Any] | None = None,
+    trans: str = "1.0.1",
+    time: str = "2024-01-02T03:04:05",
+    **meta: Any,
+) -> str:
+    """A Shareplex JSON message as text (absent arguments are left out of meta)."""
+    body: dict[str, Any] = {"time": time, "userid": 84, "op": op, "trans": trans}
+    if scn is not None:
+        body["scn"] = str(scn)
+    if seq is not None:
+        body["seq"] = seq
+    if size is not None:
+        body["size"] = size
+    if seq is not None and size is not None:
+        body["idx"] = f"{seq}/{size}"
+    if table is not None:
+        body["table"] = table
+    body.update(meta)
+    message: dict[str, Any] = {"meta": body}
+    if data is not None:
+        message["data"] = data
+    if key is not None:
+        message["key"] = key
+    return json.dumps(message)
+
+
+def row(id_: str, status: str, amount: str = "1.00", note: str | None = "n") -> dict[str, Any]:
+    """A whole EDGE.ORDERS row (all values strings, as Shareplex sends them)."""
+    return {"ID": id_, "STATUS": status, "AMOUNT": amount, "NOTE": note}
+
+
+# (partition, value) in offset order per partition.
+CHANGES: list[tuple[int, str]] = [
+    # ID 1: insert (exact decimal text, NULL) delivered twice -> one row as sent.
+    (0, msg("ins", 100, data=row("1", "new", "12345678901234567890123.456789", None))),
+    (0, msg("ins", 100, data=row("1", "new", "12345678901234567890123.456789", None))),
+    # ID 2: insert then a partial upd (only STATUS) -> the other columns keep their values.
+    # The newer upd arrives first, on another partition.
+    (2, msg("upd", 201, data={"STATUS": "shipped"}, key={"ID": "2"})),
+    (1, msg("ins", 200, data=row("2", "new", "2.00", "n2"))),
+    # ID 3: insert, del, then an older upd delivered late -> gone.
+    (0, msg("ins", 300, data=row("3", "new"))),
+    (0, msg("del", 302, data={"ID": "3"})),
+    (2, msg("upd", 301, data={"STATUS": "late"}, key={"ID": "3"})),
+    # ID 4 -> 40: an upd that changes the key: key has the old value, data the new one.
+    (0, msg("ins", 400, data=row("4", "new"))),
+    (0, msg("upd", 401, data={"ID": "40"}, key={"ID": "4"})),
+    # ID 5 and 6: one transaction of three operations (same scn, seq 1..3 of size 3), the
+    # last delivered first -> seq orders them; is_last_event_in_transaction on seq 3.
+    (1, msg("upd", 500, seq=3, size=3, trans="5.0.9", data={"STATUS": "c"}, key={"ID": "5"})),
+    (1, msg("ins", 500, seq=1, size=3, trans="5.0.9", data=row("5", "a"))),
+    (1, msg("upd", 500, seq=2, size=3, trans="5.0.9", data={"STATUS": "b"}, key={"ID": "5"})),
+    # ID 7: the documented long spellings INSERT / UPDATE / DELETE behave like ins / upd / del.
+    (2, msg("INSERT", 700, data=row("7", "new"))),
+    (2, msg("UPDATE", 701, data={"NOTE": None}, key={"ID": "7"})),
+    # ID 8 -> 80: a split update: UPDATE BEFORE (old row) and UPDATE AFTER (new values, no
+    # key), seq 1 and 2 of one transaction -> only ID 80 remains.
+    (0, msg("ins", 800, data=row("8", "new"))),
+    (0, msg("UPDATE BEFORE", 801, seq=1, size=2, trans="8.0.1", data=row("8", "new"))),
+    (
+        0,
+        msg("UPDATE AFTER", 801, seq=2, size=2, trans="8.0.1", data=row("80", "moved")),
+    ),
+    # ID 9: DELETE (long spelling) with data holding the identifying values.
+    (1, msg("ins", 900, data=row("9", "new"))),
+    (1, msg("DELETE", 901, data={"ID": "9"})),
+    # scn compares as a number: 99 < 1000 even though "99" > "1000" as text.
+    (2, msg("ins", 99, table="EDGE.NUMS", data={"K": "1", "V": "old"}, key={"K": "1"})),
+    (2, msg("upd", 1000, table="EDGE.NUMS", data={"V": "new"}, key={"K": "1"})),
+    # time with Z, offset and fraction; posttime; no seq / size but idx.
+    (
+        2,
+        msg(
+            "ins",
+            1100,
+            seq=None,
+            size=None,
+            table="EDGE.TIMES",
+            time="2024-01-02T03:04:05.250Z",
+            posttime="2024-01-02T03:04:09Z",
+            idx="2/4",
+            rowid="AAAR1QAAEAAAACXAAA",
+            data={"K": "1"},
+            key={"K": "1"},
+        ),
+    ),
+    # DDL-like ops -> schema_changes
+    (1, msg("TRUNCATE", 1200, table="EDGE.NUMS")),
+    (1, msg("DROP COLUMN", 1201, table="EDGE.NUMS", data={"V": None})),
+]
+
+# (value or None for a Kafka NULL value, expected reason)
+BROKEN: list[tuple[str | None, str]] = [
+    ("not json", "invalid_json"),
+    ('{"meta": {"op": "ins"', "invalid_json"),
+    ("[1, 2]", "not_an_object"),
+    ('{"data": {"ID": "1"}}', "missing_required_field"),
+    ('{"meta": {"scn": "1"}, "data": {"ID": "1"}}', "missing_required_field"),
+    ('{"meta": "ins"}', "invalid_field_type"),
+    (msg("ins", "12a", data=row("1", "x")), "invalid_field_type"),
+    (msg("ins", 1, time="yesterday", data=row("1", "x")), "invalid_field_type"),
+    (msg("ins", 1, data=row("1", "x"), idx="x"), "invalid_field_type"),
+    (msg("upsert", 1, data=row("1", "x")), "unknown_op"),
+    (msg("INS", 1, data=row("1", "x")), "unknown_op"),
+    (msg("ins", None, data=row("1", "x")), "missing_required_field"),
+    (msg("ins", 1, table=None, data=row("1", "x")), "missing_required_field"),
+    (msg("ins", 1), "missing_required_field"),
+    (msg("upd", 1, data={"STATUS": "x"}), "missing_required_field"),
+    (msg("del", 1), "missing_required_field"),
+    (msg("ins", 1, data={}), "missing_key_column"),
+    (msg("ins", "1" * 31, data=row("1", "x")), "invalid_field_type"),
+    (None, "empty_value"),
+]
+
+EXPECTED_ORDERS: dict[str, dict[str, str | None]] = {
+    '{"ID":"1"}': {
+        "ID": "1",
+        "STATUS": "new",
+        "AMOUNT": "12345678901234567890123.456789",
+        "NOTE": None,
+    },
+    '{"ID":"2"}': {"ID": "2", "STATUS": "shipped", "AMOUNT": "2.00", "NOTE": "n2"},
+    '{"ID":"40"}': {"ID": "40", "STATUS": "new", "AMOUNT": "1.00", "NOTE": "n"},
+    '{"ID":"5"}': {"ID": "5", "STATUS": "c", "AMOUNT": "1.00", "NOTE": "n"},
+    '{"ID":"7"}': {"ID": "7", "STATUS": "new", "AMOUNT": "1.00", "NOTE": None},
+    '{"ID":"80"}': {"ID": "80", "STATUS": "moved", "AMOUNT": "1.00", "NOTE": "n"},
+}
+"""gold.current_rows of EDGE.ORDERS (partial upd images merged with the previous change)."""
+EXPECTED_NUMS = {'{"K":"1"}': {"K": "1", "V": "new"}}
+
+
+def write_dump(path: Path) -> Path:
+    """Write the cases as a topic dump file at ``path``; return it."""
+    offsets: dict[int, int] = {}
+    lines = []
+    for partition, value in CHANGES:
+        offset = offsets.get(partition, 0)
+        offsets[partition] = offset + 1
+        lines.append(
+            {
+                "topic": TOPIC,
+                "partition": partition,
+                "offset": offset,
+                "timestamp": 1704164645000,
+                "key": None,
+                "value": value,
+            }
+        )
+    for offset, (value, _reason) in enumerate(BROKEN):
+        lines.append(
+            {"topic": TOPIC, "partition": 4, "offset": offset, "key": None, "value": value}
+        )
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    return path
