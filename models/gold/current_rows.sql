@@ -13,7 +13,10 @@
     - Partial after images (after_image_is_partial: Shareplex upd, Qlik columnMask, DTS
       EmptyObject NONE) hold only the columns the message provided: each column takes its
       value from the latest change that provided it, since the latest whole-row change (insert,
-      snapshot, full update or delete) of the row. A NULL value sets NULL.
+      snapshot, full update or delete) of the row. A NULL value sets NULL. A partial change
+      also states the columns of its own before image that it did not change (Shareplex
+      sends the identifying columns there), so a row first seen through a partial update
+      still has its key columns.
 #}
 
 with
@@ -34,7 +37,18 @@ row_states as (
         event_time,
         op = 'delete' as is_deleted,
         op != 'delete' and after_image_is_partial as is_partial,
-        case when op != 'delete' then coalesce(after_image, before_image) end as row_values
+        case
+            when op = 'delete' then null
+            {# a partial change also states the columns of its before image it did not change #}
+            when after_image_is_partial then map_concat(
+                map_filter(
+                    coalesce(before_image, map()),
+                    (column_name, column_value) -> not map_contains_key(after_image, column_name)
+                ),
+                after_image
+            )
+            else coalesce(after_image, before_image)
+        end as row_values
     from change_events
 ),
 
