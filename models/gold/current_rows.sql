@@ -16,7 +16,8 @@
       snapshot, full update or delete) of the row. A NULL value sets NULL. A partial change
       also states the columns of its own before image that it did not change (Shareplex
       sends the identifying columns there), so a row first seen through a partial update
-      still has its key columns.
+      still has its key columns. A partial change that moves the row to a new key carries
+      the old key's earlier changes over to the new key (one move deep).
 #}
 
 with
@@ -70,10 +71,39 @@ key_moves as (
         and before_row_key != row_key
 ),
 
+{# a partial change that moves the row to a new key takes the old key's history along, so
+   the columns it did not provide keep their values under the new key (one move deep) #}
+moved_histories as (
+    select
+        row_states.source_format,
+        row_states.source_database,
+        row_states.source_schema,
+        row_states.source_table,
+        change_events.row_key,
+        row_states.op,
+        row_states.ordering_key,
+        row_states.event_time,
+        row_states.is_deleted,
+        row_states.is_partial,
+        row_states.row_values
+    from change_events
+    inner join row_states
+        on change_events.source_format = row_states.source_format
+        and change_events.source_database <=> row_states.source_database
+        and change_events.source_schema <=> row_states.source_schema
+        and change_events.source_table = row_states.source_table
+        and change_events.before_row_key = row_states.row_key
+        and row_states.ordering_key < change_events.ordering_key
+    where change_events.after_image_is_partial
+        and change_events.before_row_key != change_events.row_key
+),
+
 row_versions as (
     select * from row_states
     union all
     select * from key_moves
+    union all
+    select * from moved_histories
 ),
 
 latest as (
