@@ -37,14 +37,14 @@ from typing import Any
 import pyarrow as pa
 
 from cdc_lakehouse.decode import batches as arrow_batches
+from cdc_lakehouse.decode import shared
 from cdc_lakehouse.decode.batches import append_decoded
-from cdc_lakehouse.decode.json_text import JsonFloat, loads, value_text
+from cdc_lakehouse.decode.json_text import JsonFloat, value_text
+from cdc_lakehouse.decode.shared import DecodeError
 
+_STRUCTURAL = ("empty_value", "invalid_utf8", "invalid_json", "not_an_object")
 REASONS = {
-    "empty_value": "the Kafka record has no value (NULL or zero bytes)",
-    "invalid_utf8": "the value is not UTF-8 text",
-    "invalid_json": "the value is not valid JSON",
-    "not_an_object": "the JSON value is not an object",
+    **{reason: shared.STRUCTURAL_REASONS[reason] for reason in _STRUCTURAL},
     "invalid_field_type": "a meta column has the wrong JSON type or an invalid value",
 }
 
@@ -75,31 +75,15 @@ FIELDS: list[pa.Field] = [
 _NAMES = [f.name for f in FIELDS]
 
 
-class _Invalid(Exception):
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
-
-
-def _text(record: dict[str, Any], key: str) -> str | None:
-    value = record.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise _Invalid("invalid_field_type", f"{key} must be a string")
-    return value
-
-
 def _digits(record: dict[str, Any], key: str) -> str | None:
     value = record.get(key)
     if value is None:
         return None
     if isinstance(value, bool | JsonFloat) or not isinstance(value, str | int):
-        raise _Invalid("invalid_field_type", f"{key} must be a string of digits")
+        raise DecodeError("invalid_field_type", f"{key} must be a string of digits")
     text = str(value).strip()
     if not text or not text.isascii() or not text.isdigit():
-        raise _Invalid("invalid_field_type", f"{key} must be a string of digits, got {text!r}")
+        raise DecodeError("invalid_field_type", f"{key} must be a string of digits, got {text!r}")
     return text.lstrip("0") or "0"
 
 
@@ -117,7 +101,7 @@ def _flag(record: dict[str, Any], key: str) -> str | None:
     if value is None:
         return None
     if value not in ("Y", "N"):
-        raise _Invalid("invalid_field_type", f"{key} must be 'Y' or 'N', got {value!r}")
+        raise DecodeError("invalid_field_type", f"{key} must be 'Y' or 'N', got {value!r}")
     return str(value)
 
 
@@ -125,33 +109,20 @@ def decode_one(raw: bytes | None) -> dict[str, Any]:
     """Decode one Kafka value into :data:`FIELDS` (see the module doc); never raises."""
     row: dict[str, Any] = dict.fromkeys(_NAMES)
     try:
-        if not raw:
-            raise _Invalid("empty_value", REASONS["empty_value"])
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise _Invalid("invalid_utf8", f"not UTF-8: {exc.reason} at byte {exc.start}") from None
-        try:
-            record = loads(text)
-        except ValueError as exc:
-            raise _Invalid("invalid_json", f"not valid JSON: {exc}") from None
-        if not isinstance(record, dict):
-            raise _Invalid("not_an_object", f"JSON {type(record).__name__}, not an object")
+        record = shared.parse_json_object(raw)
         image = [(k, value_text(v)) for k, v in record.items() if k not in META_COLUMNS]
         row.update(
-            op_code=_text(record, OPERATION_TYPE),
+            op_code=shared.string(record, OPERATION_TYPE),
             sequence_id=_digits(record, SEQUENCE_ID),
             execute_time_ms=_execute_time_ms(record),
-            source_table=_text(record, SOURCE_TABLE),
+            source_table=shared.string(record, SOURCE_TABLE),
             before_image_flag=_flag(record, BEFORE_IMAGE),
             after_image_flag=_flag(record, AFTER_IMAGE),
             row_image=image,
             column_names=[name for name, _ in image],
         )
-    except _Invalid as invalid:
-        row = dict.fromkeys(_NAMES)
-        row["decode_error"] = invalid.reason
-        row["decode_error_detail"] = invalid.detail
+    except DecodeError as invalid:
+        row = shared.error_row(_NAMES, invalid.reason, invalid.detail)
     return row
 
 

@@ -32,17 +32,11 @@ from typing import Any
 import pyarrow as pa
 
 from cdc_lakehouse.decode import batches as arrow_batches
+from cdc_lakehouse.decode import shared
 from cdc_lakehouse.decode.batches import append_decoded
-from cdc_lakehouse.decode.json_text import JsonFloat, loads, value_text
+from cdc_lakehouse.decode.shared import DecodeError
 
-REASONS = {
-    "empty_value": "the Kafka record has no value (NULL or zero bytes)",
-    "invalid_utf8": "the value is not UTF-8 text",
-    "invalid_json": "the value is not valid JSON",
-    "not_an_object": "the JSON value is not an object",
-    "missing_required_field": "a field the format requires is absent or null",
-    "invalid_field_type": "a field has the wrong JSON type or an invalid value",
-}
+REASONS = dict(shared.STRUCTURAL_REASONS)
 
 _STR = pa.string()
 _MAP = pa.map_(pa.string(), pa.string())
@@ -71,45 +65,6 @@ ENVELOPE_SCHEMA = pa.schema(ENVELOPE_FIELDS)
 _NAMES = [f.name for f in ENVELOPE_FIELDS]
 
 
-class _Invalid(Exception):
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
-
-
-def _obj(parent: dict[str, Any], key: str, where: str) -> dict[str, Any] | None:
-    value = parent.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise _Invalid("invalid_field_type", f"{where}{key} must be an object or null")
-    return value
-
-
-def _text(parent: dict[str, Any] | None, key: str, where: str) -> str | None:
-    if parent is None:
-        return None
-    value = parent.get(key)
-    if value is None:
-        return None
-    if isinstance(value, (bool, dict | list)):
-        raise _Invalid("invalid_field_type", f"{where}{key} must be a string")
-    return str(value)
-
-
-def _digits(parent: dict[str, Any], key: str, where: str) -> str | None:
-    value = parent.get(key)
-    if value is None:
-        return None
-    if isinstance(value, (bool, JsonFloat)):
-        raise _Invalid("invalid_field_type", f"{where}{key} must be a string of digits")
-    text = str(value).strip() if isinstance(value, str | int) else None
-    if not text or not text.isascii() or not text.isdigit():
-        raise _Invalid("invalid_field_type", f"{where}{key} must be a string of digits")
-    return text.lstrip("0") or "0"
-
-
 def _millis(parent: dict[str, Any] | None, key: str) -> int | None:
     if parent is None:
         return None
@@ -120,17 +75,14 @@ def _millis(parent: dict[str, Any] | None, key: str) -> int | None:
         return value
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value)
-    raise _Invalid("invalid_field_type", f"payload.timestamp.{key} must be epoch milliseconds")
+    raise DecodeError("invalid_field_type", f"payload.timestamp.{key} must be epoch milliseconds")
 
 
 def _image(payload: dict[str, Any], key: str) -> list[tuple[str, str | None]] | None:
-    wrapper = _obj(payload, key, "payload.")
+    wrapper = shared.obj(payload, key, "payload.")
     if wrapper is None:
         return None
-    columns = _obj(wrapper, "dataColumn", f"payload.{key}.")
-    if columns is None:
-        return None
-    return [(name, value_text(value)) for name, value in columns.items()]
+    return shared.value_pairs(shared.obj(wrapper, "dataColumn", f"payload.{key}."))
 
 
 def _column_types(schema: dict[str, Any] | None) -> list[tuple[str, str | None]] | None:
@@ -138,12 +90,12 @@ def _column_types(schema: dict[str, Any] | None) -> list[tuple[str, str | None]]
         return None
     columns = schema["dataColumn"]
     if not isinstance(columns, list):
-        raise _Invalid("invalid_field_type", "schema.dataColumn must be an array")
+        raise DecodeError("invalid_field_type", "schema.dataColumn must be an array")
     out = []
     for column in columns:
         if not isinstance(column, dict) or not isinstance(column.get("name"), str):
-            raise _Invalid("invalid_field_type", "schema.dataColumn items need a string name")
-        out.append((column["name"], _text(column, "type", "schema.dataColumn[].")))
+            raise DecodeError("invalid_field_type", "schema.dataColumn items need a string name")
+        out.append((column["name"], shared.text(column, "type", "schema.dataColumn[].")))
     return out
 
 
@@ -152,7 +104,7 @@ def _primary_key(schema: dict[str, Any] | None) -> list[str] | None:
         return None
     keys = schema["primaryKey"]
     if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-        raise _Invalid("invalid_field_type", "schema.primaryKey must be an array of names")
+        raise DecodeError("invalid_field_type", "schema.primaryKey must be an array of names")
     return list(keys)
 
 
@@ -160,52 +112,39 @@ def decode_envelope(raw: bytes | None) -> dict[str, Any]:
     """Decode one Kafka value into the envelope fields (see module doc); never raises."""
     row: dict[str, Any] = dict.fromkeys(_NAMES)
     try:
-        if not raw:
-            raise _Invalid("empty_value", REASONS["empty_value"])
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise _Invalid("invalid_utf8", f"not UTF-8: {exc.reason} at byte {exc.start}") from None
-        try:
-            message = loads(text)
-        except ValueError as exc:
-            raise _Invalid("invalid_json", f"not valid JSON: {exc}") from None
-        if not isinstance(message, dict):
-            raise _Invalid("not_an_object", f"JSON {type(message).__name__}, not an object")
-        payload = _obj(message, "payload", "")
+        message = shared.parse_json_object(raw)
+        payload = shared.obj(message, "payload", "")
         if payload is None:
-            raise _Invalid("missing_required_field", "payload is missing")
+            raise DecodeError("missing_required_field", "payload is missing")
         if payload.get("op") is None:
-            raise _Invalid("missing_required_field", "payload.op is missing")
+            raise DecodeError("missing_required_field", "payload.op is missing")
         if not isinstance(payload["op"], str):
-            raise _Invalid("invalid_field_type", "payload.op must be a string")
-        schema = _obj(message, "schema", "")
-        source = _obj(schema, "source", "schema.") if schema is not None else None
-        timestamp = _obj(payload, "timestamp", "payload.")
-        ddl = _obj(payload, "ddl", "payload.")
+            raise DecodeError("invalid_field_type", "payload.op must be a string")
+        schema = shared.obj(message, "schema", "")
+        source = shared.obj(schema, "source", "schema.") if schema is not None else None
+        timestamp = shared.obj(payload, "timestamp", "payload.")
+        ddl = shared.obj(payload, "ddl", "payload.")
         row.update(
-            envelope_version=_text(message, "version", ""),
+            envelope_version=shared.text(message, "version", ""),
             op_code=payload["op"],
-            source_db_type=_text(source, "dbType", "schema.source."),
-            source_db_version=_text(source, "dbVersion", "schema.source."),
-            source_database=_text(source, "dbName", "schema.source."),
-            source_schema=_text(source, "schemaName", "schema.source."),
-            source_table=_text(source, "tableName", "schema.source."),
+            source_db_type=shared.text(source, "dbType", "schema.source."),
+            source_db_version=shared.text(source, "dbVersion", "schema.source."),
+            source_database=shared.text(source, "dbName", "schema.source."),
+            source_schema=shared.text(source, "schemaName", "schema.source."),
+            source_table=shared.text(source, "tableName", "schema.source."),
             primary_key=_primary_key(schema),
             column_types=_column_types(schema),
-            sequence_id=_digits(payload, "sequenceId", "payload."),
-            scn=_text(payload, "scn", "payload."),
+            sequence_id=shared.digits(payload, "sequenceId", "payload."),
+            scn=shared.text(payload, "scn", "payload."),
             event_time_ms=_millis(timestamp, "eventTime"),
             system_time_ms=_millis(timestamp, "systemTime"),
             checkpoint_time_ms=_millis(timestamp, "checkpointTime"),
             before_image=_image(payload, "before"),
             after_image=_image(payload, "after"),
-            ddl_text=_text(ddl, "text", "payload.ddl."),
+            ddl_text=shared.text(ddl, "text", "payload.ddl."),
         )
-    except _Invalid as invalid:
-        row = dict.fromkeys(_NAMES)
-        row["decode_error"] = invalid.reason
-        row["decode_error_detail"] = invalid.detail
+    except DecodeError as invalid:
+        row = shared.error_row(_NAMES, invalid.reason, invalid.detail)
     return row
 
 

@@ -74,11 +74,13 @@ import fastavro
 import pyarrow as pa
 
 from cdc_lakehouse.decode import batches as arrow_batches
+from cdc_lakehouse.decode import shared
 from cdc_lakehouse.decode.batches import append_decoded
 from cdc_lakehouse.decode.dts_avro_schema import NAMESPACE, PARSED_NEW, PARSED_OLD
+from cdc_lakehouse.decode.shared import DecodeError
 
 REASONS = {
-    "empty_value": "the Kafka record has no value (NULL or zero bytes)",
+    "empty_value": shared.STRUCTURAL_REASONS["empty_value"],
     "avro_schema_mismatch": "the value is not a DTS Avro Record of either schema revision",
     "invalid_field_value": "a field decodes but holds an invalid value",
 }
@@ -178,13 +180,6 @@ _ESCAPED_DOT = "\\u002E"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-class _Invalid(Exception):
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
-
-
 def _read_exact(raw: bytes, schema: Any) -> tuple[dict[str, Any] | None, str]:
     """Read ``raw`` with ``schema``; the record only if every byte is consumed, else why not."""
     stream = io.BytesIO(raw)
@@ -228,7 +223,7 @@ def _timestamp(value: dict[str, Any]) -> str:
     try:
         moment = _EPOCH + timedelta(seconds=value["timestamp"], microseconds=value["millis"])
     except OverflowError:
-        raise _Invalid(
+        raise DecodeError(
             "invalid_field_value",
             f"Timestamp out of range: {value['timestamp']}s {value['millis']}us",
         ) from None
@@ -249,7 +244,7 @@ def _date_time(value: dict[str, Any]) -> str:
 
 
 def _value_text(element: Any) -> str | None:
-    """Text of one image element (``None`` = SQL NULL); raises only _Invalid."""
+    """Text of one image element (``None`` = SQL NULL); raises only DecodeError."""
     if element is None:
         return None
     if isinstance(element, tuple):
@@ -271,7 +266,7 @@ def _value_text(element: Any) -> str | None:
         return f"{_date_time(value['value'])} {value['timezone']}"
     if name in ("BinaryGeometry", "BinaryObject"):
         return _b64(value["value"])
-    raise _Invalid("invalid_field_value", f"unexpected image value type {full_name}")
+    raise DecodeError("invalid_field_value", f"unexpected image value type {full_name}")
 
 
 def _image(images: Any, names: list[str] | None, which: str) -> list[tuple[str, str | None]] | None:
@@ -279,9 +274,9 @@ def _image(images: Any, names: list[str] | None, which: str) -> list[tuple[str, 
     if images is None or isinstance(images, str):
         return None
     if names is None:
-        raise _Invalid("invalid_field_value", f"{which} is an array but fields is not")
+        raise DecodeError("invalid_field_value", f"{which} is an array but fields is not")
     if len(images) != len(names):
-        raise _Invalid(
+        raise DecodeError(
             "invalid_field_value",
             f"{which} has {len(images)} values for {len(names)} fields",
         )
@@ -305,7 +300,7 @@ def _split_object_name(name: str | None) -> tuple[str | None, str | None, str | 
         return parts[0], None, parts[1]
     if len(parts) == 3:
         return parts[0], parts[1], parts[2]
-    raise _Invalid("invalid_field_value", f"objectName has {len(parts)} dot-separated parts")
+    raise DecodeError("invalid_field_value", f"objectName has {len(parts)} dot-separated parts")
 
 
 def _has_none(images: Any) -> bool | None:
@@ -326,11 +321,11 @@ def _key(tags: dict[str, str]) -> tuple[list[str] | None, str | None, str | None
     try:
         info = json.loads(text)
     except ValueError as exc:
-        raise _Invalid("invalid_field_value", f"tags.pk_uk_info is not JSON: {exc}") from None
+        raise DecodeError("invalid_field_value", f"tags.pk_uk_info is not JSON: {exc}") from None
     if not isinstance(info, dict) or not all(
         isinstance(cols, list) and all(isinstance(c, str) for c in cols) for cols in info.values()
     ):
-        raise _Invalid(
+        raise DecodeError(
             "invalid_field_value", "tags.pk_uk_info must map key names to arrays of column names"
         )
     if info.get("PRIMARY"):
@@ -356,20 +351,20 @@ def decode_record(raw: bytes | None) -> dict[str, Any]:
     row: dict[str, Any] = dict.fromkeys(_NAMES)
     try:
         if not raw:
-            raise _Invalid("empty_value", REASONS["empty_value"])
+            raise DecodeError("empty_value", REASONS["empty_value"])
         raw = bytes(raw)
         record, new_why = _read_exact(raw, PARSED_NEW)
         born = record["bornTimestamp"] if record is not None else None
         if record is None:
             record, old_why = _read_exact(raw, PARSED_OLD)
             if record is None:
-                raise _Invalid(
+                raise DecodeError(
                     "avro_schema_mismatch",
                     f"with bornTimestamp: {new_why}; without: {old_why}",
                 )
         for name in ("id", "sourceTimestamp"):
             if record[name] < 0:
-                raise _Invalid("invalid_field_value", f"{name} is negative: {record[name]}")
+                raise DecodeError("invalid_field_value", f"{name} is negative: {record[name]}")
         fields = record["fields"]
         names = types = None
         if isinstance(fields, list):
@@ -377,7 +372,7 @@ def decode_record(raw: bytes | None) -> dict[str, Any]:
             types = [f["dataTypeNumber"] for f in fields]
             if len(set(names)) != len(names):
                 twice = sorted({n for n in names if names.count(n) > 1})
-                raise _Invalid(
+                raise DecodeError(
                     "invalid_field_value", f"fields lists column(s) twice: {', '.join(twice)}"
                 )
         database, schema, table = _split_object_name(record["objectName"])
@@ -412,14 +407,10 @@ def decode_record(raw: bytes | None) -> dict[str, Any]:
             ddl_text=after if record["operation"] == "DDL" and isinstance(after, str) else None,
             born_timestamp_ms=born,
         )
-    except _Invalid as invalid:
-        row = dict.fromkeys(_NAMES)
-        row["decode_error"] = invalid.reason
-        row["decode_error_detail"] = invalid.detail
+    except DecodeError as invalid:
+        row = shared.error_row(_NAMES, invalid.reason, invalid.detail)
     except Exception as exc:  # a decoder bug must not kill the Spark task
-        row = dict.fromkeys(_NAMES)
-        row["decode_error"] = "invalid_field_value"
-        row["decode_error_detail"] = f"{type(exc).__name__}: {exc}"
+        row = shared.error_row(_NAMES, "invalid_field_value", shared.bug_detail(exc))
     return row
 
 

@@ -79,15 +79,13 @@ from typing import Any
 import pyarrow as pa
 
 from cdc_lakehouse.decode import batches as arrow_batches
+from cdc_lakehouse.decode import shared
 from cdc_lakehouse.decode.batches import append_decoded
-from cdc_lakehouse.decode.json_text import JsonFloat, loads, value_text
+from cdc_lakehouse.decode.json_text import JsonFloat, value_text
+from cdc_lakehouse.decode.shared import DecodeError
 
 REASONS = {
-    "empty_value": "the Kafka record has no value (NULL or zero bytes)",
-    "invalid_utf8": "the value is not UTF-8 text",
-    "invalid_json": "the value is not valid JSON",
-    "not_an_object": "the JSON value is not an object",
-    "missing_required_field": "a field the format requires is absent or null",
+    **shared.STRUCTURAL_REASONS,
     "invalid_field_type": "a field has the wrong JSON type, an invalid value, or old is "
     "misaligned with data",
 }
@@ -124,42 +122,15 @@ CANAL_SCHEMA = pa.schema(CANAL_FIELDS)
 _NAMES = [f.name for f in CANAL_FIELDS]
 
 Image = list[tuple[str, str | None]]
-
-
-class _Invalid(Exception):
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
-
-
-def _text(message: dict[str, Any], key: str) -> str | None:
-    value = message.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise _Invalid("invalid_field_type", f"{key} must be a string")
-    return value
-
-
-def _digits(message: dict[str, Any], key: str) -> str | None:
-    value = message.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool | JsonFloat) or not isinstance(value, int | str):
-        raise _Invalid("invalid_field_type", f"{key} must be a non-negative integer")
-    text = str(value).strip()
-    if not text or not text.isascii() or not text.isdigit():
-        raise _Invalid("invalid_field_type", f"{key} must be a non-negative integer")
-    return text.lstrip("0") or "0"
+_INTEGER = "a non-negative integer"
 
 
 def _millis(message: dict[str, Any], key: str) -> int | None:
-    digits = _digits(message, key)
+    digits = shared.digits(message, key, expected=_INTEGER)
     if digits is None:
         return None
     if len(digits) > 18:
-        raise _Invalid("invalid_field_type", f"{key} is not epoch milliseconds: {digits}")
+        raise DecodeError("invalid_field_type", f"{key} is not epoch milliseconds: {digits}")
     return int(digits)
 
 
@@ -168,7 +139,7 @@ def _names(message: dict[str, Any], key: str) -> list[str] | None:
     if value is None:
         return None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _Invalid("invalid_field_type", f"{key} must be an array of column names")
+        raise DecodeError("invalid_field_type", f"{key} must be an array of column names")
     return list(value)
 
 
@@ -177,11 +148,11 @@ def _type_map(message: dict[str, Any], key: str) -> Image | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise _Invalid("invalid_field_type", f"{key} must be an object of column -> type")
+        raise DecodeError("invalid_field_type", f"{key} must be an object of column -> type")
     out: Image = []
     for name, type_value in value.items():
         if isinstance(type_value, dict | list | bool):
-            raise _Invalid("invalid_field_type", f"{key}.{name} must be a type name or code")
+            raise DecodeError("invalid_field_type", f"{key}.{name} must be a type name or code")
         out.append((name, value_text(type_value)))
     return out
 
@@ -191,12 +162,12 @@ def _rows(message: dict[str, Any], key: str) -> list[dict[str, Any]] | None:
     if value is None:
         return None
     if not isinstance(value, list):
-        raise _Invalid(
+        raise DecodeError(
             "invalid_field_type", f"{key} must be an array of row objects, not {_json_type(value)}"
         )
     for index, element in enumerate(value):
         if not isinstance(element, dict):
-            raise _Invalid(
+            raise DecodeError(
                 "invalid_field_type",
                 f"{key}[{index}] must be a row object, not {_json_type(element)}",
             )
@@ -217,18 +188,12 @@ def _json_type(value: Any) -> str:
     return "an object"
 
 
-def _image(row: dict[str, Any] | None) -> Image | None:
-    if row is None:
-        return None
-    return [(name, value_text(value)) for name, value in row.items()]
-
-
 def _overlay(base: dict[str, Any], changes: dict[str, Any]) -> Image:
     """``base`` with the values of ``changes`` (keys of ``changes`` win, JSON null included);
     columns only in ``changes`` are appended."""
     merged = dict(base)
     merged.update(changes)
-    return _image(merged) or []
+    return shared.value_pairs(merged) or []
 
 
 def _images(
@@ -241,24 +206,26 @@ def _images(
     """(before_image, after_image) of one row (see module doc)."""
     if not legacy_swap:
         if type_code in ("INSERT", "INIT"):
-            return None, _image(data_row)
+            return None, shared.value_pairs(data_row)
         if type_code == "UPDATE":
             if data_row is None:
                 return None, None
-            before = _overlay(data_row, old_row) if old_row is not None else _image(data_row)
-            return before, _image(data_row)
+            before = (
+                _overlay(data_row, old_row) if old_row is not None else shared.value_pairs(data_row)
+            )
+            return before, shared.value_pairs(data_row)
         if type_code == "DELETE":
-            return _image(data_row), None
+            return shared.value_pairs(data_row), None
         return None, None
     new_row = old_row if old_row is not None else data_row
     if type_code in ("INSERT", "INIT"):
-        return None, _image(new_row)
+        return None, shared.value_pairs(new_row)
     if type_code == "UPDATE":
         if data_row is None or old_row is None:
-            return _image(data_row), None
-        return _image(data_row), _overlay(data_row, old_row)
+            return shared.value_pairs(data_row), None
+        return shared.value_pairs(data_row), _overlay(data_row, old_row)
     if type_code == "DELETE":
-        return _image(new_row), None
+        return shared.value_pairs(new_row), None
     return None, None
 
 
@@ -276,59 +243,46 @@ def decode_message(raw: bytes | None, *, legacy_swap: bool = False) -> list[dict
     """
     try:
         return _decode(raw, legacy_swap)
-    except _Invalid as invalid:
+    except DecodeError as invalid:
         return [_error_row(invalid.reason, invalid.detail)]
     except Exception as exc:  # a decoder bug must not kill the Spark task
-        return [_error_row("invalid_field_type", f"{type(exc).__name__}: {exc}")]
+        return [_error_row("invalid_field_type", shared.bug_detail(exc))]
 
 
 def _error_row(reason: str, detail: str) -> dict[str, Any]:
-    row: dict[str, Any] = dict.fromkeys(_NAMES)
-    row.update(decode_error=reason, decode_error_detail=detail, row_index=0, row_count=1)
-    return row
+    return {**shared.error_row(_NAMES, reason, detail), "row_index": 0, "row_count": 1}
 
 
 def _decode(raw: bytes | None, legacy_swap: bool) -> list[dict[str, Any]]:
-    if not raw:
-        raise _Invalid("empty_value", REASONS["empty_value"])
-    try:
-        text = bytes(raw).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _Invalid("invalid_utf8", f"not UTF-8: {exc.reason} at byte {exc.start}") from None
-    try:
-        message = loads(text)
-    except ValueError as exc:
-        raise _Invalid("invalid_json", f"not valid JSON: {exc}") from None
-    if not isinstance(message, dict):
-        raise _Invalid("not_an_object", f"JSON {_json_type(message)}, not an object")
+    message = shared.parse_json_object(raw, describe=_json_type)
     if message.get("type") is None:
-        raise _Invalid("missing_required_field", "type is missing")
-    type_code = _text(message, "type") or ""
+        raise DecodeError("missing_required_field", "type is missing")
+    type_code = shared.string(message, "type") or ""
     is_ddl_value = message.get("isDdl")
     if is_ddl_value is not None and not isinstance(is_ddl_value, bool):
-        raise _Invalid("invalid_field_type", "isDdl must be true or false")
+        raise DecodeError("invalid_field_type", "isDdl must be true or false")
     is_ddl = is_ddl_value if is_ddl_value is not None else type_code in DDL_TYPES
     common: dict[str, Any] = dict.fromkeys(_NAMES)
     common |= {
         "type_code": type_code,
         "is_ddl": is_ddl,
-        "source_database": _text(message, "database") or None,
-        "source_table": _text(message, "table") or None,
+        "source_database": shared.string(message, "database") or None,
+        "source_table": shared.string(message, "table") or None,
         "pk_names": _names(message, "pkNames"),
         "column_types": _type_map(message, "mysqlType"),
         "sql_types": _type_map(message, "sqlType"),
         "es_ms": _millis(message, "es"),
         "ts_ms": _millis(message, "ts"),
-        "canal_id": _digits(message, "id"),
-        "gtid": _text(message, "gtid") or None,
-        "sql_text": _text(message, "sql"),
+        "canal_id": shared.digits(message, "id", expected=_INTEGER),
+        "gtid": shared.string(message, "gtid") or None,
+        "sql_text": shared.string(message, "sql"),
     }
     if is_ddl:
         return [{**common, "row_index": 0, "row_count": 1}]
     data = _rows(message, "data")
     old = _rows(message, "old")
     if data is not None and old is not None and len(data) != len(old):
-        raise _Invalid(
+        raise DecodeError(
             "invalid_field_type",
             f"old is misaligned with data: {len(old)} old element(s) for {len(data)} data "
             "element(s), so no old element can be matched to its row",
@@ -344,8 +298,8 @@ def _decode(raw: bytes | None, legacy_swap: bool) -> list[dict[str, Any]]:
                 **common,
                 "row_index": index,
                 "row_count": count,
-                "data_row": _image(data_row),
-                "old_row": _image(old_row),
+                "data_row": shared.value_pairs(data_row),
+                "old_row": shared.value_pairs(old_row),
                 "before_image": before,
                 "after_image": after,
             }

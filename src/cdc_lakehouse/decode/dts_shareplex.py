@@ -38,17 +38,12 @@ from typing import Any
 import pyarrow as pa
 
 from cdc_lakehouse.decode import batches as arrow_batches
+from cdc_lakehouse.decode import shared
 from cdc_lakehouse.decode.batches import append_decoded
-from cdc_lakehouse.decode.json_text import JsonFloat, loads, value_text
+from cdc_lakehouse.decode.json_text import JsonFloat
+from cdc_lakehouse.decode.shared import DecodeError
 
-REASONS = {
-    "empty_value": "the Kafka record has no value (NULL or zero bytes)",
-    "invalid_utf8": "the value is not UTF-8 text",
-    "invalid_json": "the value is not valid JSON",
-    "not_an_object": "the JSON value is not an object",
-    "missing_required_field": "a field the format requires is absent or null",
-    "invalid_field_type": "a field has the wrong JSON type or an invalid value",
-}
+REASONS = dict(shared.STRUCTURAL_REASONS)
 
 _STR = pa.string()
 _MAP = pa.map_(pa.string(), pa.string())
@@ -75,22 +70,6 @@ FIELDS: list[pa.Field] = [
 _NAMES = [f.name for f in FIELDS]
 
 
-class _Invalid(Exception):
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
-
-
-def _text(meta: dict[str, Any], key: str) -> str | None:
-    value = meta.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool | dict | list):
-        raise _Invalid("invalid_field_type", f"meta.{key} must be a string")
-    return str(value)
-
-
 def _digits(meta: dict[str, Any], key: str) -> str | None:
     value = meta.get(key)
     if value is None:
@@ -99,7 +78,7 @@ def _digits(meta: dict[str, Any], key: str) -> str | None:
         str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else ""
     )
     if isinstance(value, JsonFloat) or not text.isascii() or not text.isdigit():
-        raise _Invalid("invalid_field_type", f"meta.{key} must be digits, got {value!r}")
+        raise DecodeError("invalid_field_type", f"meta.{key} must be digits, got {value!r}")
     return text.lstrip("0") or "0"
 
 
@@ -109,7 +88,7 @@ def _count(meta: dict[str, Any], key: str) -> int | None:
 
 
 def _millis(meta: dict[str, Any], key: str) -> tuple[str | None, int | None]:
-    text = _text(meta, key)
+    text = shared.text(meta, key, "meta.")
     if text is None:
         return None, None
     iso = text.strip()
@@ -118,22 +97,13 @@ def _millis(meta: dict[str, Any], key: str) -> tuple[str | None, int | None]:
     try:
         moment = datetime.fromisoformat(iso)
     except ValueError:
-        raise _Invalid(
+        raise DecodeError(
             "invalid_field_type", f"meta.{key} is not yyyy-MM-ddTHH:mm:ss[Z]: {text!r}"
         ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     delta = moment - datetime(1970, 1, 1, tzinfo=UTC)
     return text, delta // datetime.resolution // 1000
-
-
-def _image(message: dict[str, Any], key: str) -> list[tuple[str, str | None]] | None:
-    value = message.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise _Invalid("invalid_field_type", f"{key} must be an object or null")
-    return [(name, value_text(v)) for name, v in value.items()]
 
 
 def _split_table(name: str | None) -> tuple[str | None, str | None]:
@@ -147,61 +117,48 @@ def decode_one(raw: bytes | None) -> dict[str, Any]:
     """Decode one Kafka value into the :data:`FIELDS` values (see module doc); never raises."""
     row: dict[str, Any] = dict.fromkeys(_NAMES)
     try:
-        if not raw:
-            raise _Invalid("empty_value", REASONS["empty_value"])
-        try:
-            text = bytes(raw).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise _Invalid("invalid_utf8", f"not UTF-8: {exc.reason} at byte {exc.start}") from None
-        try:
-            message = loads(text)
-        except ValueError as exc:
-            raise _Invalid("invalid_json", f"not valid JSON: {exc}") from None
-        if not isinstance(message, dict):
-            raise _Invalid("not_an_object", f"JSON {type(message).__name__}, not an object")
+        message = shared.parse_json_object(raw)
         meta = message.get("meta")
         if meta is None:
-            raise _Invalid("missing_required_field", "meta is missing")
+            raise DecodeError("missing_required_field", "meta is missing")
         if not isinstance(meta, dict):
-            raise _Invalid("invalid_field_type", "meta must be an object")
+            raise DecodeError("invalid_field_type", "meta must be an object")
         if meta.get("op") is None:
-            raise _Invalid("missing_required_field", "meta.op is missing")
+            raise DecodeError("missing_required_field", "meta.op is missing")
         if not isinstance(meta["op"], str):
-            raise _Invalid("invalid_field_type", "meta.op must be a string")
+            raise DecodeError("invalid_field_type", "meta.op must be a string")
         meta_time, event_ms = _millis(meta, "time")
         _post_time, post_ms = _millis(meta, "posttime")
         seq, size = _count(meta, "seq"), _count(meta, "size")
-        idx = _text(meta, "idx")
+        idx = shared.text(meta, "idx", "meta.")
         if idx is not None:
             pos, slash, total = idx.partition("/")
             if not (slash and f"{pos}{total}".isascii() and pos.isdigit() and total.isdigit()):
-                raise _Invalid("invalid_field_type", f"meta.idx must be seq/size, got {idx!r}")
+                raise DecodeError("invalid_field_type", f"meta.idx must be seq/size, got {idx!r}")
             seq = int(pos) if seq is None else seq
             size = int(total) if size is None else size
-        table_name = _text(meta, "table")
+        table_name = shared.text(meta, "table", "meta.")
         schema, table = _split_table(table_name)
         row.update(
             op_code=meta["op"],
             meta_time=meta_time,
             event_time_ms=event_ms,
             post_time_ms=post_ms,
-            userid=_text(meta, "userid"),
+            userid=shared.text(meta, "userid", "meta."),
             scn=_digits(meta, "scn"),
-            rowid=_text(meta, "rowid"),
-            trans=_text(meta, "trans"),
+            rowid=shared.text(meta, "rowid", "meta."),
+            trans=shared.text(meta, "trans", "meta."),
             seq=seq,
             size=size,
             idx=idx,
             table_name=table_name,
             source_schema=schema,
             source_table=table,
-            data_image=_image(message, "data"),
-            key_image=_image(message, "key"),
+            data_image=shared.value_pairs(shared.obj(message, "data")),
+            key_image=shared.value_pairs(shared.obj(message, "key")),
         )
-    except _Invalid as invalid:
-        row = dict.fromkeys(_NAMES)
-        row["decode_error"] = invalid.reason
-        row["decode_error_detail"] = invalid.detail
+    except DecodeError as invalid:
+        row = shared.error_row(_NAMES, invalid.reason, invalid.detail)
     return row
 
 

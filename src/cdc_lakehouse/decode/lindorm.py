@@ -49,17 +49,12 @@ from typing import Any
 import pyarrow as pa
 
 from cdc_lakehouse.decode import batches as arrow_batches
+from cdc_lakehouse.decode import shared
 from cdc_lakehouse.decode.batches import append_decoded
-from cdc_lakehouse.decode.json_text import JsonFloat, loads, value_text
+from cdc_lakehouse.decode.json_text import JsonFloat, value_text
+from cdc_lakehouse.decode.shared import DecodeError
 
-REASONS = {
-    "empty_value": "the Kafka record has no value (NULL or zero bytes)",
-    "invalid_utf8": "the value is not UTF-8 text",
-    "invalid_json": "the value is not valid JSON",
-    "not_an_object": "the JSON value is not an object",
-    "missing_required_field": "a field the format requires is absent or null",
-    "invalid_field_type": "a field has the wrong JSON type or an invalid value",
-}
+REASONS = dict(shared.STRUCTURAL_REASONS)
 
 HBASE_ROW_KEY = "ROW"
 _TEXT_CONTROLS = frozenset("\t\n\r")
@@ -92,31 +87,6 @@ _NAMES = [f.name for f in FIELDS]
 Image = dict[str, Any]
 
 
-class _Invalid(Exception):
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
-
-
-def _obj(parent: dict[str, Any], key: str, where: str) -> dict[str, Any] | None:
-    value = parent.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise _Invalid("invalid_field_type", f"{where}{key} must be an object or null")
-    return value
-
-
-def _text(parent: dict[str, Any] | None, key: str, where: str) -> str | None:
-    if parent is None or parent.get(key) is None:
-        return None
-    value = parent[key]
-    if not isinstance(value, str):
-        raise _Invalid("invalid_field_type", f"{where}{key} must be a string")
-    return value
-
-
 def _millis(parent: dict[str, Any] | None, key: str, where: str) -> int | None:
     if parent is None or parent.get(key) is None:
         return None
@@ -125,7 +95,9 @@ def _millis(parent: dict[str, Any] | None, key: str, where: str) -> int | None:
         return int(value)
     if isinstance(value, int) and not isinstance(value, bool | JsonFloat) and value >= 0:
         return value
-    raise _Invalid("invalid_field_type", f"{where}{key} must be epoch milliseconds, got {value!r}")
+    raise DecodeError(
+        "invalid_field_type", f"{where}{key} must be epoch milliseconds, got {value!r}"
+    )
 
 
 def _struct_fields(schema: dict[str, Any], name: str) -> list[tuple[str, str | None]] | None:
@@ -134,25 +106,25 @@ def _struct_fields(schema: dict[str, Any], name: str) -> list[tuple[str, str | N
     if fields is None:
         return None
     if not isinstance(fields, list):
-        raise _Invalid("invalid_field_type", "schema.fields must be an array")
+        raise DecodeError("invalid_field_type", "schema.fields must be an array")
     for field in fields:
         if not isinstance(field, dict):
-            raise _Invalid("invalid_field_type", "schema.fields items must be objects")
+            raise DecodeError("invalid_field_type", "schema.fields items must be objects")
         if field.get("field") != name:
             continue
         columns = field.get("fields")
         if columns is None:
             return None
         if not isinstance(columns, list):
-            raise _Invalid("invalid_field_type", f"schema field {name}.fields must be an array")
+            raise DecodeError("invalid_field_type", f"schema field {name}.fields must be an array")
         out = []
         for column in columns:
             if not isinstance(column, dict) or not isinstance(column.get("field"), str):
-                raise _Invalid(
+                raise DecodeError(
                     "invalid_field_type", f"schema field {name}.fields items need a string field"
                 )
-            kind = _text(column, "type", f"schema {name}.{column['field']}.")
-            logical = _text(column, "name", f"schema {name}.{column['field']}.")
+            kind = shared.string(column, "type", f"schema {name}.{column['field']}.")
+            logical = shared.string(column, "name", f"schema {name}.{column['field']}.")
             out.append((column["field"], f"{kind} ({logical})" if logical and kind else kind))
         return out
     return None
@@ -197,7 +169,7 @@ def _hbase_image(
             continue
         data = _b64(value) if isinstance(value, str) else None
         if data is None:
-            raise _Invalid(
+            raise DecodeError(
                 "invalid_field_type",
                 f"{where}.{column}: HBase values must be base64 strings, got {value!r}"[:300],
             )
@@ -235,32 +207,21 @@ def decode_one(raw: bytes | None) -> dict[str, Any]:
     """Decode one Kafka value into :data:`FIELDS` (see the module doc); never raises."""
     row: dict[str, Any] = dict.fromkeys(_NAMES)
     try:
-        if not raw:
-            raise _Invalid("empty_value", REASONS["empty_value"])
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise _Invalid("invalid_utf8", f"not UTF-8: {exc.reason} at byte {exc.start}") from None
-        try:
-            message = loads(text)
-        except ValueError as exc:
-            raise _Invalid("invalid_json", f"not valid JSON: {exc}") from None
-        if not isinstance(message, dict):
-            raise _Invalid("not_an_object", f"JSON {type(message).__name__}, not an object")
+        message = shared.parse_json_object(raw)
         if "payload" not in message and "op" in message:
             message = {"schema": None, "payload": message}
-        payload = _obj(message, "payload", "")
+        payload = shared.obj(message, "payload", "")
         if payload is None:
-            raise _Invalid("missing_required_field", "payload is missing")
+            raise DecodeError("missing_required_field", "payload is missing")
         op = payload.get("op")
         if op is None:
-            raise _Invalid("missing_required_field", "payload.op is missing")
+            raise DecodeError("missing_required_field", "payload.op is missing")
         if not isinstance(op, str):
-            raise _Invalid("invalid_field_type", "payload.op must be a string")
-        schema = _obj(message, "schema", "") or {}
-        source = _obj(payload, "source", "payload.")
-        before = _obj(payload, "before", "payload.")
-        after = _obj(payload, "after", "payload.")
+            raise DecodeError("invalid_field_type", "payload.op must be a string")
+        schema = shared.obj(message, "schema", "") or {}
+        source = shared.obj(payload, "source", "payload.")
+        before = shared.obj(payload, "before", "payload.")
+        after = shared.obj(payload, "after", "payload.")
         after_fields = _struct_fields(schema, "after")
         before_fields = _struct_fields(schema, "before")
         hbase = _is_hbase([after, before])
@@ -285,10 +246,10 @@ def decode_one(raw: bytes | None) -> dict[str, Any]:
         row.update(
             op_code=op,
             table_kind="hbase" if hbase else "sql",
-            source_version=_text(source, "version", "payload.source."),
-            source_database=_text(source, "db", "payload.source."),
-            source_schema=_text(source, "namespace", "payload.source."),
-            source_table=_text(source, "table", "payload.source."),
+            source_version=shared.string(source, "version", "payload.source."),
+            source_database=shared.string(source, "db", "payload.source."),
+            source_schema=shared.string(source, "namespace", "payload.source."),
+            source_table=shared.string(source, "table", "payload.source."),
             source_ts_ms=_millis(source, "ts_ms", "payload.source."),
             payload_ts_ms=_millis(payload, "ts_ms", "payload."),
             schema_declared=bool(schema),
@@ -300,10 +261,8 @@ def decode_one(raw: bytes | None) -> dict[str, Any]:
             raw_before_image=list(before.items()) if hbase and before is not None else None,
             raw_after_image=list(after.items()) if hbase and after is not None else None,
         )
-    except _Invalid as invalid:
-        row = dict.fromkeys(_NAMES)
-        row["decode_error"] = invalid.reason
-        row["decode_error_detail"] = invalid.detail
+    except DecodeError as invalid:
+        row = shared.error_row(_NAMES, invalid.reason, invalid.detail)
     return row
 
 

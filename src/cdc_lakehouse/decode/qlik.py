@@ -80,19 +80,22 @@ import fastavro
 import pyarrow as pa
 
 from cdc_lakehouse.decode import batches as arrow_batches
+from cdc_lakehouse.decode import shared
 from cdc_lakehouse.decode.batches import append_decoded
 from cdc_lakehouse.decode.json_text import loads, value_text
 from cdc_lakehouse.decode.qlik_schema import ENVELOPE_SCHEMA, MAGIC, METADATA_SCHEMA
+from cdc_lakehouse.decode.shared import DecodeError
 
 FORMATS = ("qlik_json", "qlik_avro")
 REASONS = {
-    "empty_value": "the Kafka record has no value (NULL or zero bytes)",
-    "invalid_utf8": "the value is not UTF-8 text",
-    "invalid_json": "the value is not valid JSON",
+    **{
+        code: shared.STRUCTURAL_REASONS[code]
+        for code in ("empty_value", "invalid_utf8", "invalid_json")
+    },
     "not_an_object": "the JSON value (or the envelope's message) is not an object",
     "invalid_avro": "the value is not an Avro atMSG envelope, or its message does not match "
     "the writer schema",
-    "missing_required_field": "a field the format requires is absent or null",
+    "missing_required_field": shared.STRUCTURAL_REASONS["missing_required_field"],
     "invalid_field_type": "a field has the wrong type or an invalid value",
     "missing_table_metadata": "a data message whose table has no metadata message",
 }
@@ -158,13 +161,6 @@ _TIMESTAMP = re.compile(
 )
 
 
-class _Invalid(Exception):
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
-
-
 # --------------------------------------------------------------------------- metadata
 
 
@@ -199,11 +195,11 @@ class Metadata:
             return self._data_schema
         text = self.entry.get("data_schema")
         if not text:
-            raise _Invalid("invalid_avro", f"metadata {self.schema_id} has no dataSchema")
+            raise DecodeError("invalid_avro", f"metadata {self.schema_id} has no dataSchema")
         try:
             self._data_schema = fastavro.parse_schema(json.loads(text))
         except Exception as exc:
-            raise _Invalid(
+            raise DecodeError(
                 "invalid_avro", f"dataSchema of metadata {self.schema_id} is invalid: {exc}"
             ) from None
         return self._data_schema
@@ -261,17 +257,6 @@ class MetadataCatalog:
 # --------------------------------------------------------------------------- helpers
 
 
-def _text(parent: dict[str, Any] | None, key: str, where: str) -> str | None:
-    if parent is None:
-        return None
-    value = parent.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool | dict | list | bytes):
-        raise _Invalid("invalid_field_type", f"{where}{key} must be a string")
-    return str(value)
-
-
 def _int(parent: dict[str, Any] | None, key: str, where: str) -> int | None:
     if parent is None:
         return None
@@ -282,7 +267,7 @@ def _int(parent: dict[str, Any] | None, key: str, where: str) -> int | None:
         return value
     if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value.strip()):
         return int(value)
-    raise _Invalid("invalid_field_type", f"{where}{key} must be an integer")
+    raise DecodeError("invalid_field_type", f"{where}{key} must be an integer")
 
 
 def _bool(parent: dict[str, Any] | None, key: str, where: str) -> bool | None:
@@ -293,16 +278,7 @@ def _bool(parent: dict[str, Any] | None, key: str, where: str) -> bool | None:
         return value
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
-    raise _Invalid("invalid_field_type", f"{where}{key} must be true or false")
-
-
-def _obj(parent: dict[str, Any], key: str, where: str) -> dict[str, Any] | None:
-    value = parent.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise _Invalid("invalid_field_type", f"{where}{key} must be an object or null")
-    return value
+    raise DecodeError("invalid_field_type", f"{where}{key} must be true or false")
 
 
 def timestamp_micros(text: str | None, where: str) -> int | None:
@@ -311,19 +287,19 @@ def timestamp_micros(text: str | None, where: str) -> int | None:
     Accepts ``YYYY-MM-DD[T ]HH:MM:SS[.fraction][Z|+HH:MM]``; the empty text is None.
 
     Raises:
-        _Invalid: any other text.
+        DecodeError: ``invalid_field_type`` for any other text.
     """
     if text is None or not text.strip():
         return None
     match = _TIMESTAMP.fullmatch(text.strip())
     if match is None:
-        raise _Invalid("invalid_field_type", f"{where} is not a timestamp: {text!r}")
+        raise DecodeError("invalid_field_type", f"{where} is not a timestamp: {text!r}")
     year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
     fraction = (match.group(7) or "").ljust(6, "0")[:6]
     try:
         moment = datetime(year, month, day, hour, minute, second, int(fraction), tzinfo=UTC)
     except ValueError as exc:
-        raise _Invalid("invalid_field_type", f"{where} is not a timestamp: {exc}") from None
+        raise DecodeError("invalid_field_type", f"{where} is not a timestamp: {exc}") from None
     micros = (moment - datetime(1970, 1, 1, tzinfo=UTC)) // _MICRO
     zone = match.group(8)
     if zone and zone != "Z":
@@ -361,7 +337,7 @@ def mask_hex(value: Any, where: str) -> str | None:
             return None
         if re.fullmatch(r"[0-9A-Fa-f]+", text):
             return text.upper()
-    raise _Invalid("invalid_field_type", f"{where} must be hex digits, got {value!r}")
+    raise DecodeError("invalid_field_type", f"{where} must be hex digits, got {value!r}")
 
 
 def mask_columns(mask: str, columns: Sequence[tuple[int, str, str]]) -> list[str]:
@@ -395,13 +371,13 @@ def _read_exact(raw: bytes, schema: Any, what: str) -> dict[str, Any]:
     try:
         record = fastavro.schemaless_reader(stream, schema)
     except Exception as exc:
-        raise _Invalid("invalid_avro", f"{what}: {type(exc).__name__}: {exc}") from None
+        raise DecodeError("invalid_avro", f"{what}: {type(exc).__name__}: {exc}") from None
     if stream.tell() != len(raw):
-        raise _Invalid(
+        raise DecodeError(
             "invalid_avro", f"{what}: {len(raw) - stream.tell()} of {len(raw)} bytes left unread"
         )
     if not isinstance(record, dict):
-        raise _Invalid("invalid_avro", f"{what}: not a record")
+        raise DecodeError("invalid_avro", f"{what}: not a record")
     return record
 
 
@@ -410,7 +386,7 @@ def _parse_schema_text(text: str) -> Any:
     try:
         return fastavro.parse_schema(json.loads(text))
     except Exception as exc:
-        raise _Invalid("invalid_avro", f"messageSchema is not an Avro schema: {exc}") from None
+        raise DecodeError("invalid_avro", f"messageSchema is not an Avro schema: {exc}") from None
 
 
 # --------------------------------------------------------------------------- framing
@@ -429,36 +405,27 @@ class _Frame:
 
 
 def _json_frame(raw: bytes) -> _Frame:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _Invalid("invalid_utf8", f"not UTF-8: {exc.reason} at byte {exc.start}") from None
-    try:
-        value = loads(text)
-    except ValueError as exc:
-        raise _Invalid("invalid_json", f"not valid JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise _Invalid("not_an_object", f"JSON {type(value).__name__}, not an object")
+    value = shared.parse_json_object(raw)
     frame = _Frame()
     if "magic" in value:
         if value["magic"] != "atMSG":
-            raise _Invalid("invalid_field_type", f"magic must be atMSG, got {value['magic']!r}")
+            raise DecodeError("invalid_field_type", f"magic must be atMSG, got {value['magic']!r}")
         frame.enveloped = True
-        frame.message_type = _text(value, "type", "")
+        frame.message_type = shared.text(value, "type", "")
         if frame.message_type is None:
-            raise _Invalid("missing_required_field", "envelope type is missing")
-        frame.schema_id = _text(value, "messageSchemaId", "")
-        frame.schema_text = _text(value, "messageSchema", "")
+            raise DecodeError("missing_required_field", "envelope type is missing")
+        frame.schema_id = shared.text(value, "messageSchemaId", "")
+        frame.schema_text = shared.text(value, "messageSchema", "")
         message = value.get("message")
         if isinstance(message, str):
             try:
                 message = loads(message)
             except ValueError as exc:
-                raise _Invalid("invalid_json", f"envelope message is not JSON: {exc}") from None
+                raise DecodeError("invalid_json", f"envelope message is not JSON: {exc}") from None
         if message is None:
-            raise _Invalid("missing_required_field", "envelope message is missing")
+            raise DecodeError("missing_required_field", "envelope message is missing")
         if not isinstance(message, dict):
-            raise _Invalid("not_an_object", "envelope message is not an object")
+            raise DecodeError("not_an_object", "envelope message is not an object")
         frame.message = message
     else:
         frame.message = value
@@ -470,7 +437,7 @@ def _json_frame(raw: bytes) -> _Frame:
 def _avro_frame(raw: bytes) -> _Frame:
     if not raw.startswith(MAGIC):
         hint = " (Confluent schema-registry framing?)" if raw[:1] == b"\x00" else ""
-        raise _Invalid("invalid_avro", f"value does not start with the atMSG envelope{hint}")
+        raise DecodeError("invalid_avro", f"value does not start with the atMSG envelope{hint}")
     record = _read_exact(raw, _ENVELOPE, "envelope")
     frame = _Frame()
     frame.enveloped = True
@@ -485,27 +452,27 @@ def _avro_frame(raw: bytes) -> _Frame:
 
 
 def metadata_entry(message: dict[str, Any]) -> dict[str, Any]:
-    """The catalog entry of a metadata message (JSON shape); raises _Invalid."""
-    lineage = _obj(message, "lineage", "")
+    """The catalog entry of a metadata message (JSON shape); raises DecodeError."""
+    lineage = shared.obj(message, "lineage", "")
     if lineage is None:
-        raise _Invalid("missing_required_field", "lineage is missing")
-    structure = _obj(message, "tableStructure", "")
-    columns_obj = _obj(structure, "tableColumns", "tableStructure.") if structure else None
+        raise DecodeError("missing_required_field", "lineage is missing")
+    structure = shared.obj(message, "tableStructure", "")
+    columns_obj = shared.obj(structure, "tableColumns", "tableStructure.") if structure else None
     if columns_obj is None:
-        raise _Invalid("missing_required_field", "tableStructure.tableColumns is missing")
-    table = _text(lineage, "table", "lineage.")
+        raise DecodeError("missing_required_field", "tableStructure.tableColumns is missing")
+    table = shared.text(lineage, "table", "lineage.")
     if table is None:
-        raise _Invalid("missing_required_field", "lineage.table is missing")
+        raise DecodeError("missing_required_field", "lineage.table is missing")
     columns = []
     keys = []
     for name, props in columns_obj.items():
         where = f"tableStructure.tableColumns.{name}."
         if not isinstance(props, dict):
-            raise _Invalid("invalid_field_type", f"{where[:-1]} must be an object")
+            raise DecodeError("invalid_field_type", f"{where[:-1]} must be an object")
         ordinal = _int(props, "ordinal", where)
-        qlik_type = _text(props, "type", where)
+        qlik_type = shared.text(props, "type", where)
         if ordinal is None or qlik_type is None:
-            raise _Invalid("missing_required_field", f"{where}ordinal / type is missing")
+            raise DecodeError("missing_required_field", f"{where}ordinal / type is missing")
         type_text = column_type_text(
             qlik_type,
             _int(props, "length", where),
@@ -518,20 +485,20 @@ def metadata_entry(message: dict[str, Any]) -> dict[str, Any]:
             keys.append((position, name))
     columns.sort()
     if len({c[0] for c in columns}) != len(columns):
-        raise _Invalid("invalid_field_type", "tableStructure.tableColumns repeats an ordinal")
+        raise DecodeError("invalid_field_type", "tableStructure.tableColumns repeats an ordinal")
     return {
-        "schema_id": _text(message, "schemaId", ""),
-        "server": _text(lineage, "server", "lineage."),
-        "task": _text(lineage, "task", "lineage."),
-        "schema": _text(lineage, "schema", "lineage."),
+        "schema_id": shared.text(message, "schemaId", ""),
+        "server": shared.text(lineage, "server", "lineage."),
+        "task": shared.text(lineage, "task", "lineage."),
+        "schema": shared.text(lineage, "schema", "lineage."),
         "table": table,
         "table_version": _int(lineage, "tableVersion", "lineage."),
         "timestamp_us": timestamp_micros(
-            _text(lineage, "timestamp", "lineage."), "lineage.timestamp"
+            shared.text(lineage, "timestamp", "lineage."), "lineage.timestamp"
         ),
         "columns": columns,
         "key_columns": [name for _pos, name in sorted(keys)],
-        "data_schema": _text(message, "dataSchema", ""),
+        "data_schema": shared.text(message, "dataSchema", ""),
     }
 
 
@@ -545,7 +512,7 @@ def _metadata_message(frame: _Frame) -> dict[str, Any]:
 
 def _frame(raw: bytes | None, source_format: str) -> _Frame:
     if not raw:
-        raise _Invalid("empty_value", REASONS["empty_value"])
+        raise DecodeError("empty_value", REASONS["empty_value"])
     return _avro_frame(raw) if source_format == "qlik_avro" else _json_frame(raw)
 
 
@@ -558,7 +525,7 @@ def _image(
     if values is None:
         return None
     if not isinstance(values, dict):
-        raise _Invalid("invalid_field_type", f"{where} must be an object or null")
+        raise DecodeError("invalid_field_type", f"{where} must be an object or null")
     render = _avro_text if avro else value_text
     return [
         (name, render(value))
@@ -583,23 +550,23 @@ def _decode_data(
     external_id = None
     table: tuple[str | None, str | None] = (None, None)
     if message is not None:
-        headers = _obj(message, "headers", "")
-        external_id = _text(headers, "externalSchemaId", "headers.")
+        headers = shared.obj(message, "headers", "")
+        external_id = shared.text(headers, "externalSchemaId", "headers.")
         table = (
-            _text(message, "schema", "") or _text(message, "schemaName", ""),
-            _text(message, "table", "") or _text(message, "tableName", ""),
+            shared.text(message, "schema", "") or shared.text(message, "schemaName", ""),
+            shared.text(message, "table", "") or shared.text(message, "tableName", ""),
         )
     found = catalog.find(source_format, topic, [external_id, frame.schema_id], table)
     if found is None:
         ids = ", ".join(i for i in (external_id, frame.schema_id) if i) or "none"
-        raise _Invalid(
+        raise DecodeError(
             "missing_table_metadata",
             f"no metadata message for this data message (schema ids: {ids}; table: "
             f"{'.'.join(t for t in table if t) or 'not named'}; topic: {topic})",
         )
     md, how = found
     if message is None and how != "schema_id":
-        raise _Invalid(
+        raise DecodeError(
             "missing_table_metadata",
             f"Avro data message references schema {frame.schema_id}, which no metadata "
             "message defines (its writer schema is unknown)",
@@ -608,17 +575,17 @@ def _decode_data(
         writer = _parse_schema_text(frame.schema_text) if frame.schema_text else md.data_schema()
         message = _read_exact(frame.avro_body or b"", writer, "data message")
     assert message is not None
-    headers = _obj(message, "headers", "")
+    headers = shared.obj(message, "headers", "")
     if headers is None:
-        raise _Invalid("missing_required_field", "headers is missing")
+        raise DecodeError("missing_required_field", "headers is missing")
     operation = headers.get("operation")
     if operation is None:
-        raise _Invalid("missing_required_field", "headers.operation is missing")
+        raise DecodeError("missing_required_field", "headers.operation is missing")
     if not isinstance(operation, str):
-        raise _Invalid("invalid_field_type", "headers.operation must be a string")
-    change_sequence = _text(headers, "changeSequence", "headers.")
+        raise DecodeError("invalid_field_type", "headers.operation must be a string")
+    change_sequence = shared.text(headers, "changeSequence", "headers.")
     if change_sequence and not _CHANGE_SEQUENCE.fullmatch(change_sequence):
-        raise _Invalid(
+        raise DecodeError(
             "invalid_field_type",
             f"headers.changeSequence must be up to 35 digits, got {change_sequence!r}",
         )
@@ -647,10 +614,10 @@ def _decode_data(
         operation=operation,
         change_sequence=change_sequence,
         event_time_us=timestamp_micros(
-            _text(headers, "timestamp", "headers."), "headers.timestamp"
+            shared.text(headers, "timestamp", "headers."), "headers.timestamp"
         ),
-        stream_position=_text(headers, "streamPosition", "headers."),
-        transaction_id=_text(headers, "transactionId", "headers."),
+        stream_position=shared.text(headers, "streamPosition", "headers."),
+        transaction_id=shared.text(headers, "transactionId", "headers."),
         transaction_event_counter=_int(headers, "transactionEventCounter", "headers."),
         transaction_last_event=_bool(headers, "transactionLastEvent", "headers."),
         change_mask=change_mask,
@@ -704,10 +671,8 @@ def decode_one(
             )
         elif frame.message_type == "DT":
             _decode_data(frame, catalog or MetadataCatalog(), source_format, topic, row)
-    except _Invalid as invalid:
-        row = dict.fromkeys(_NAMES)
-        row["decode_error"] = invalid.reason
-        row["decode_error_detail"] = invalid.detail
+    except DecodeError as invalid:
+        row = shared.error_row(_NAMES, invalid.reason, invalid.detail)
     return row
 
 
@@ -760,7 +725,7 @@ def metadata_entries(
         if frame.message_type != "MD":
             return None
         entry = metadata_entry(_metadata_message(frame))
-    except _Invalid:
+    except DecodeError:
         return None
     entry.update(source_format=source_format, topic=topic, partition=partition, offset=offset)
     return entry

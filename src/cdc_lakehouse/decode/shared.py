@@ -1,0 +1,160 @@
+"""Pieces every CDC decoder shares: the decode error, the structural reasons, the JSON preamble,
+typed field getters and the error row.
+
+A decoder raises :class:`DecodeError` anywhere while decoding one Kafka value and turns it into
+an :func:`error_row` at its entry point, so a bad message becomes a quarantined row instead of a
+failed Spark task. Each decoder keeps its own public ``REASONS`` dict (the reasons it can
+produce), usually ``{**STRUCTURAL_REASONS, ...}``.
+
+Getters take the parent object, the key and ``where`` (the key's path prefix, e.g.
+``"payload."``, used in the detail text). A JSON null or an absent key reads as ``None``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from cdc_lakehouse.decode.json_text import JsonFloat, loads, value_text
+
+STRUCTURAL_REASONS = {
+    "empty_value": "the Kafka record has no value (NULL or zero bytes)",
+    "invalid_utf8": "the value is not UTF-8 text",
+    "invalid_json": "the value is not valid JSON",
+    "not_an_object": "the JSON value is not an object",
+    "missing_required_field": "a field the format requires is absent or null",
+    "invalid_field_type": "a field has the wrong JSON type or an invalid value",
+}
+"""Reasons of the structural checks shared by the JSON decoders (code -> meaning)."""
+
+
+class DecodeError(Exception):
+    """A Kafka value that cannot be decoded: ``reason`` is a code of the decoder's ``REASONS``,
+    ``detail`` a human-readable text of what is wrong where."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+def python_type_name(value: Any) -> str:
+    """The Python type name of a parsed JSON value (``list``, ``str``, ``int``, ...)."""
+    return type(value).__name__
+
+
+def parse_json_object(
+    raw: bytes | None, *, describe: Callable[[Any], str] = python_type_name
+) -> dict[str, Any]:
+    """Parse a Kafka value that must be one JSON object (numbers keep their text, see json_text).
+
+    ``describe`` names the type of a parsed non-object in the ``not_an_object`` detail
+    (``JSON <describe(value)>, not an object``).
+
+    Raises:
+        DecodeError: ``empty_value`` (None or zero bytes), ``invalid_utf8``, ``invalid_json``
+            or ``not_an_object``, with the detail texts of :data:`STRUCTURAL_REASONS` checks.
+    """
+    if not raw:
+        raise DecodeError("empty_value", STRUCTURAL_REASONS["empty_value"])
+    try:
+        text = bytes(raw).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DecodeError("invalid_utf8", f"not UTF-8: {exc.reason} at byte {exc.start}") from None
+    try:
+        value = loads(text)
+    except ValueError as exc:
+        raise DecodeError("invalid_json", f"not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise DecodeError("not_an_object", f"JSON {describe(value)}, not an object")
+    return value
+
+
+def obj(parent: dict[str, Any], key: str, where: str = "") -> dict[str, Any] | None:
+    """``parent[key]`` as an object, or None.
+
+    Raises:
+        DecodeError: ``invalid_field_type`` when the value is not an object.
+    """
+    value = parent.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise DecodeError("invalid_field_type", f"{where}{key} must be an object or null")
+    return value
+
+
+def string(parent: dict[str, Any] | None, key: str, where: str = "") -> str | None:
+    """``parent[key]`` as sent when it is a JSON string, or None (also when ``parent`` is None).
+
+    Raises:
+        DecodeError: ``invalid_field_type`` for any other JSON type (a number included).
+    """
+    if parent is None:
+        return None
+    value = parent.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise DecodeError("invalid_field_type", f"{where}{key} must be a string")
+    return value
+
+
+def text(parent: dict[str, Any] | None, key: str, where: str = "") -> str | None:
+    """``parent[key]`` as text: a string as sent, a number as its exact JSON digits; or None
+    (also when ``parent`` is None).
+
+    Raises:
+        DecodeError: ``invalid_field_type`` for a boolean, object, array or (Avro) bytes.
+    """
+    if parent is None:
+        return None
+    value = parent.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool | dict | list | bytes):
+        raise DecodeError("invalid_field_type", f"{where}{key} must be a string")
+    return str(value)
+
+
+def digits(
+    parent: dict[str, Any], key: str, where: str = "", *, expected: str = "a string of digits"
+) -> str | None:
+    """``parent[key]``, a JSON integer or a string of ASCII digits (surrounding blanks allowed),
+    as digits without leading zeros (``"0"`` for zero); or None.
+
+    Raises:
+        DecodeError: ``invalid_field_type`` (``<where><key> must be <expected>``) for anything
+            else: a negative or fractional number, a boolean, an empty or non-digit string.
+    """
+    value = parent.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool | JsonFloat) or not isinstance(value, str | int):
+        raise DecodeError("invalid_field_type", f"{where}{key} must be {expected}")
+    digit_text = str(value).strip()
+    if not digit_text or not digit_text.isascii() or not digit_text.isdigit():
+        raise DecodeError("invalid_field_type", f"{where}{key} must be {expected}")
+    return digit_text.lstrip("0") or "0"
+
+
+def value_pairs(values: dict[str, Any] | None) -> list[tuple[str, str | None]] | None:
+    """An image object as ``(column, value text)`` pairs in message order (see
+    :func:`~cdc_lakehouse.decode.json_text.value_text`; JSON null -> None); None for None."""
+    if values is None:
+        return None
+    return [(name, value_text(value)) for name, value in values.items()]
+
+
+def error_row(names: Iterable[str], reason: str, detail: str) -> dict[str, Any]:
+    """An output row of the fields ``names``: all NULL except ``decode_error`` = ``reason`` and
+    ``decode_error_detail`` = ``detail``."""
+    row: dict[str, Any] = dict.fromkeys(names)
+    row["decode_error"] = reason
+    row["decode_error_detail"] = detail
+    return row
+
+
+def bug_detail(exc: Exception) -> str:
+    """Detail text of an unexpected exception (a decoder bug), for a catch-all error row."""
+    return f"{type(exc).__name__}: {exc}"
