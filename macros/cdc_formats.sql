@@ -81,3 +81,18 @@
     {%- endif %}
     {%- endfor %}
 {% endmacro %}
+
+{#
+    kafka_record_columns(row_index): the Kafka coordinates of a staging *_events row, renamed
+    from the bronze columns every decoding Python model passes through (topic, partition,
+    offset, timestamp, ingest_batch_id). row_index: the position of the change inside a
+    multi-row message (default 0 for single-row formats).
+#}
+{% macro kafka_record_columns(row_index='0') -%}
+    topic as kafka_topic,
+        partition as kafka_partition,
+        offset as kafka_offset,
+        {{ row_index }} as kafka_row_index,
+        timestamp as kafka_timestamp,
+        ingest_batch_id
+{%- endmacro %}

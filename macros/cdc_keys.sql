@@ -30,3 +30,25 @@
 {% macro padded_number(expr, width) -%}
     lpad(cast({{ expr }} as string), {{ width }}, '0')
 {%- endmacro %}
+
+{#
+    join_declared_keys(relation, table_column): every row of `relation` (a CTE with a `topic`
+    column) plus declared_key_columns (array, NULL when none): the key columns declared in the
+    seed cdc_declared_keys for the row's topic and table (`table_column`); a row naming the
+    table wins over the topic's '*' row. For formats whose messages carry no key (DataHub
+    Tuple, Lindorm SQL tables).
+#}
+{% macro join_declared_keys(relation, table_column) -%}
+    select
+        {{ relation }}.*,
+        transform(
+            split(coalesce(table_keys.key_columns, topic_keys.key_columns), '[|]'), k -> trim(k)
+        ) as declared_key_columns
+    from {{ relation }}
+    left join {{ ref('cdc_declared_keys') }} as table_keys
+        on {{ relation }}.topic = table_keys.topic
+        and {{ relation }}.{{ table_column }} = table_keys.source_table
+    left join {{ ref('cdc_declared_keys') }} as topic_keys
+        on {{ relation }}.topic = topic_keys.topic
+        and topic_keys.source_table = '*'
+{%- endmacro %}

@@ -32,10 +32,6 @@ records as (
     select * from {{ ref('stg_datahub_tuple__records') }}
 ),
 
-declared_keys as (
-    select * from {{ ref('cdc_declared_keys') }}
-),
-
 classified as (
     select
         *,
@@ -68,16 +64,7 @@ flagged as (
 ),
 
 with_declared_keys as (
-    select
-        flagged.*,
-        coalesce(table_keys.key_columns, topic_keys.key_columns) as declared_key_columns
-    from flagged
-    left join declared_keys as table_keys
-        on flagged.topic = table_keys.topic
-        and flagged.table_name = table_keys.source_table
-    left join declared_keys as topic_keys
-        on flagged.topic = topic_keys.topic
-        and topic_keys.source_table = '*'
+    {{ join_declared_keys('flagged', 'table_name') }}
 ),
 
 keyed as (
@@ -86,8 +73,7 @@ keyed as (
         case when declared_key_columns is not null then 'declared' else 'all_columns' end
             as key_source,
         case
-            when declared_key_columns is not null
-                then transform(split(declared_key_columns, '[|]'), k -> trim(k))
+            when declared_key_columns is not null then declared_key_columns
             else array_sort(map_keys(coalesce(row_image, map())))
         end as key_columns
     from with_declared_keys
@@ -134,12 +120,7 @@ checked as (
 events as (
     select
         source_format,
-        topic as kafka_topic,
-        partition as kafka_partition,
-        offset as kafka_offset,
-        0 as kafka_row_index,
-        timestamp as kafka_timestamp,
-        ingest_batch_id,
+        {{ kafka_record_columns() }},
         case when quarantine_reason is null then 'change' else 'quarantine' end as record_kind,
         quarantine_reason,
         quarantine_detail,

@@ -121,12 +121,7 @@ checked as (
 final as (
     select
         source_format,
-        topic as kafka_topic,
-        partition as kafka_partition,
-        offset as kafka_offset,
-        0 as kafka_row_index,
-        timestamp as kafka_timestamp,
-        ingest_batch_id,
+        {{ kafka_record_columns() }},
         case when quarantine_reason is null then op_kind else 'quarantine' end as record_kind,
         quarantine_reason,
         quarantine_detail,

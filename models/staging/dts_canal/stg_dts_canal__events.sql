@@ -151,12 +151,7 @@ messages as (
 events as (
     select
         source_format,
-        topic as kafka_topic,
-        partition as kafka_partition,
-        offset as kafka_offset,
-        row_index as kafka_row_index,
-        timestamp as kafka_timestamp,
-        ingest_batch_id,
+        {{ kafka_record_columns('row_index') }},
         case when message_problem is null then op_kind else 'quarantine' end as record_kind,
         message_problem.reason as quarantine_reason,
         case

@@ -32,10 +32,6 @@ envelopes as (
     select * from {{ ref('stg_lindorm__envelopes') }}
 ),
 
-declared_keys as (
-    select * from {{ ref('cdc_declared_keys') }}
-),
-
 classified as (
     select
         *,
@@ -51,16 +47,7 @@ classified as (
 ),
 
 with_declared_keys as (
-    select
-        classified.*,
-        coalesce(table_keys.key_columns, topic_keys.key_columns) as declared_key_columns
-    from classified
-    left join declared_keys as table_keys
-        on classified.topic = table_keys.topic
-        and classified.source_table = table_keys.source_table
-    left join declared_keys as topic_keys
-        on classified.topic = topic_keys.topic
-        and topic_keys.source_table = '*'
+    {{ join_declared_keys('classified', 'source_table') }}
 ),
 
 keyed as (
@@ -73,14 +60,12 @@ keyed as (
         end as key_source,
         case
             when table_kind = 'hbase' then array('ROW')
-            when declared_key_columns is not null
-                then transform(split(declared_key_columns, '[|]'), k -> trim(k))
+            when declared_key_columns is not null then declared_key_columns
             else array_sort(map_keys(coalesce(state_image, map())))
         end as key_columns,
         case
             when table_kind = 'hbase' then array('ROW')
-            when declared_key_columns is not null
-                then transform(split(declared_key_columns, '[|]'), k -> trim(k))
+            when declared_key_columns is not null then declared_key_columns
             else array_sort(map_keys(coalesce(before_image, map())))
         end as before_key_columns
     from with_declared_keys
@@ -132,12 +117,7 @@ checked as (
 final as (
     select
         source_format,
-        topic as kafka_topic,
-        partition as kafka_partition,
-        offset as kafka_offset,
-        0 as kafka_row_index,
-        timestamp as kafka_timestamp,
-        ingest_batch_id,
+        {{ kafka_record_columns() }},
         case when quarantine_reason is null then 'change' else 'quarantine' end as record_kind,
         quarantine_reason,
         quarantine_detail,
