@@ -14,6 +14,7 @@ import base64
 import pytest
 
 from tests.dbt_models import datahub_tuple_cases as cases
+from tests.dbt_models import helpers
 
 pytestmark = pytest.mark.dbt
 
@@ -25,11 +26,10 @@ PAID_KEY = '{"amount":"12.50","id":"1","status":"paid"}'
 
 
 def gold_rows(spark, table: str) -> dict[str, dict[str, str | None]]:
-    rows = spark.sql(
-        "select row_key, row_values from gold.current_rows "
-        f"where source_format = 'datahub_tuple' and source_table = '{table}'"
-    ).collect()
-    return {r["row_key"]: dict(r["row_values"]) for r in rows}
+    return helpers.gold_rows(
+        spark,
+        f"source_format = 'datahub_tuple' and source_table = '{table}'",
+    )
 
 
 def test_seed_example_gives_the_documented_silver_rows(spark, built_lake):

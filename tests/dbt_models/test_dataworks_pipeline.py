@@ -11,13 +11,9 @@ import json
 import pytest
 
 from tests.dbt_models import dataworks_cases as cases
+from tests.dbt_models.helpers import gold_rows
 
 pytestmark = pytest.mark.dbt
-
-
-def gold_rows(spark, where: str) -> dict[str, dict[str, str | None]]:
-    rows = spark.sql(f"select row_key, row_values from gold.current_rows where {where}").collect()
-    return {r["row_key"]: dict(r["row_values"]) for r in rows}
 
 
 def test_seed_examples_give_the_documented_current_state(spark, built_lake):

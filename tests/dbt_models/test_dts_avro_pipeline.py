@@ -12,16 +12,16 @@ import pytest
 
 from cdc_lakehouse.encode import dts_avro_sample as sample
 from tests.dbt_models import dts_avro_cases as cases
+from tests.dbt_models import helpers
 
 pytestmark = pytest.mark.dbt
 
 
 def gold_rows(spark, where: str) -> dict[str, dict[str, str | None]]:
-    rows = spark.sql(
-        f"select row_key, row_values from gold.current_rows where source_format = 'dts_avro' "
-        f"and {where}"
-    ).collect()
-    return {r["row_key"]: dict(r["row_values"]) for r in rows}
+    return helpers.gold_rows(
+        spark,
+        f"source_format = 'dts_avro' and {where}",
+    )
 
 
 ALL_TYPES_ROW_1 = {

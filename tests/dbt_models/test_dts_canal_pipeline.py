@@ -10,6 +10,7 @@ import json
 import pytest
 
 from tests.dbt_models import dts_canal_cases as cases
+from tests.dbt_models import helpers
 
 pytestmark = pytest.mark.dbt
 
@@ -18,11 +19,10 @@ SAMPLE_LEGACY = "dts.sample.canal_legacy"
 
 
 def gold_rows(spark, where: str) -> dict[str, dict[str, str | None]]:
-    rows = spark.sql(
-        "select row_key, row_values from gold.current_rows "
-        f"where source_format = 'dts_canal_json' and {where}"
-    ).collect()
-    return {r["row_key"]: dict(r["row_values"]) for r in rows}
+    return helpers.gold_rows(
+        spark,
+        f"source_format = 'dts_canal_json' and {where}",
+    )
 
 
 def sample_value(topic: str, offset: int) -> bytes:

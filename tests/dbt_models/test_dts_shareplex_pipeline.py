@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.dbt_models import dts_shareplex_cases as cases
+from tests.dbt_models import helpers
 from tests.dbt_models.conftest import SAMPLE_DUMP
 
 pytestmark = pytest.mark.dbt
@@ -33,11 +34,10 @@ UPD_KEY = {
 
 
 def gold_rows(spark, where: str) -> dict[str, dict[str, str | None]]:
-    rows = spark.sql(
-        "select row_key, row_values from gold.current_rows "
-        f"where source_format = 'dts_shareplex_json' and {where}"
-    ).collect()
-    return {r["row_key"]: dict(r["row_values"]) for r in rows}
+    return helpers.gold_rows(
+        spark,
+        f"source_format = 'dts_shareplex_json' and {where}",
+    )
 
 
 def test_sample_is_the_three_seed_examples():

@@ -15,6 +15,7 @@ import base64
 
 import pytest
 
+from tests.dbt_models import helpers
 from tests.dbt_models import lindorm_cases as cases
 
 pytestmark = pytest.mark.dbt
@@ -30,11 +31,11 @@ def as_dict(value):
 
 
 def gold_rows(spark, database: str, table: str) -> dict[str, dict[str, str | None]]:
-    rows = spark.sql(
-        "select row_key, row_values from gold.current_rows where source_format = "
-        f"'lindorm_debezium' and source_database = '{database}' and source_table = '{table}'"
-    ).collect()
-    return {r["row_key"]: dict(r["row_values"]) for r in rows}
+    return helpers.gold_rows(
+        spark,
+        f"source_format = 'lindorm_debezium' and source_database = '{database}' "
+        f"and source_table = '{table}'",
+    )
 
 
 def test_seed_sql_examples_give_the_documented_silver_rows(spark, built_lake):
