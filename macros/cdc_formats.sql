@@ -52,6 +52,10 @@
     - transaction_id, transaction_event_index (1-based position in the transaction),
       transaction_event_count (changes in the transaction), is_last_event_in_transaction.
     - event_time (at the source), capture_time, checkpoint_time: UTC timestamps.
+    - resolved_batch_id: the ingest batch in which the row became final: its own
+      ingest_batch_id, or the later batch that delivered the other half of a split update
+      (whose pairing sets before_row_key). Incremental gold reads the rows resolved since its
+      last run.
 #}
 {% macro staging_event_columns() %}
     {{ return([
@@ -64,6 +68,7 @@
         'capture_time', 'checkpoint_time', 'source_sequence_id', 'source_scn',
         'source_position', 'transaction_id', 'transaction_event_index',
         'transaction_event_count', 'is_last_event_in_transaction', 'ddl_text', 'raw_value',
+        'resolved_batch_id',
     ]) }}
 {% endmacro %}
 
@@ -85,8 +90,9 @@
 {#
     kafka_record_columns(row_index): the Kafka coordinates of a staging *_events row, renamed
     from the bronze columns every decoding Python model passes through (topic, partition,
-    offset, timestamp, ingest_batch_id). row_index: the position of the change inside a
-    multi-row message (default 0 for single-row formats).
+    offset, timestamp, ingest_batch_id), and resolved_batch_id (= ingest_batch_id; models that
+    pair split updates replace it). row_index: the position of the change inside a multi-row
+    message (default 0 for single-row formats).
 #}
 {% macro kafka_record_columns(row_index='0') -%}
     topic as kafka_topic,
@@ -94,5 +100,6 @@
         offset as kafka_offset,
         {{ row_index }} as kafka_row_index,
         timestamp as kafka_timestamp,
-        ingest_batch_id
+        ingest_batch_id,
+        ingest_batch_id as resolved_batch_id
 {%- endmacro %}

@@ -51,7 +51,8 @@ final as (
         kafka_offset,
         kafka_row_index,
         kafka_timestamp,
-        ingest_batch_id
+        ingest_batch_id,
+        resolved_batch_id
     from staging_events
 )
 

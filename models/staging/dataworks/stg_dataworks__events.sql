@@ -178,7 +178,8 @@ update_before_halves as (
         source_schema,
         source_table,
         source_sequence_id,
-        max(row_key) as before_row_key
+        max(row_key) as before_row_key,
+        max(ingest_batch_id) as before_half_batch_id
     from events
     where record_kind = 'change' and image_rank = 0
     group by 1, 2, 3, 4, 5
@@ -186,8 +187,13 @@ update_before_halves as (
 
 final as (
     select
-        events.* except (before_row_key),
-        coalesce(events.before_row_key, update_before_halves.before_row_key) as before_row_key
+        events.* except (before_row_key, resolved_batch_id),
+        coalesce(events.before_row_key, update_before_halves.before_row_key) as before_row_key,
+        {# the after half is final once its before half has arrived, maybe in a later batch #}
+        greatest(
+            events.resolved_batch_id,
+            coalesce(update_before_halves.before_half_batch_id, events.resolved_batch_id)
+        ) as resolved_batch_id
     from events
     left join update_before_halves
         on events.record_kind = 'change'

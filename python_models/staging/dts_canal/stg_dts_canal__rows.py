@@ -12,6 +12,7 @@ stg_dts_canal__events.
 """
 
 from cdc_lakehouse.decode import dts_canal
+from cdc_lakehouse.incremental import new_bronze_records
 
 FORMATS = ("dts_canal_json",)
 INPUT_DDL = (
@@ -21,8 +22,12 @@ INPUT_DDL = (
 
 
 def model(dbt, session):
-    dbt.config(materialized="table")
-    records = dbt.ref("stg_bronze__kafka_records")
+    dbt.config(
+        materialized="incremental",
+        incremental_strategy="insert_overwrite",
+        partition_by=["ingest_batch_id"],
+    )
+    records = new_bronze_records(dbt, session, dbt.ref("stg_bronze__kafka_records"))
     selected = records.where(records.source_format.isin(*FORMATS)).selectExpr(
         "source_format",
         "coalesce(canal_legacy_swap, false) as canal_legacy_swap",

@@ -9,6 +9,7 @@ and ordering are SQL in stg_dts_shareplex__events.
 """
 
 from cdc_lakehouse.decode import dts_shareplex
+from cdc_lakehouse.incremental import new_bronze_records
 
 FORMATS = ("dts_shareplex_json",)
 INPUT_DDL = (
@@ -18,8 +19,12 @@ INPUT_DDL = (
 
 
 def model(dbt, session):
-    dbt.config(materialized="table")
-    records = dbt.ref("stg_bronze__kafka_records")
+    dbt.config(
+        materialized="incremental",
+        incremental_strategy="insert_overwrite",
+        partition_by=["ingest_batch_id"],
+    )
+    records = new_bronze_records(dbt, session, dbt.ref("stg_bronze__kafka_records"))
     selected = records.where(records.source_format.isin(*FORMATS)).select(
         "source_format", "topic", "partition", "offset", "timestamp", "value", "ingest_batch_id"
     )

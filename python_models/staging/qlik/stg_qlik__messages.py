@@ -20,6 +20,7 @@ import functools
 from pyspark.sql import functions as F
 
 from cdc_lakehouse.decode import qlik
+from cdc_lakehouse.incremental import new_bronze_records
 
 INPUT_DDL = (
     "source_format string, topic string, partition int, offset bigint, "
@@ -29,7 +30,11 @@ INPUT_DDL = (
 
 
 def model(dbt, session):
-    dbt.config(materialized="table")
+    dbt.config(
+        materialized="incremental",
+        incremental_strategy="insert_overwrite",
+        partition_by=["ingest_batch_id"],
+    )
     records = dbt.ref("stg_bronze__kafka_records")
     selected = records.where(records.source_format.isin(*qlik.FORMATS)).select(
         "source_format", "topic", "partition", "offset", "timestamp", "value", "ingest_batch_id"
@@ -40,7 +45,10 @@ def model(dbt, session):
         .mapInArrow(qlik.metadata_batches, qlik.METADATA_ENTRY_DDL)
         .collect()
     ]
-    with_input = selected.withColumn(qlik.INPUT_COLUMN, F.struct("source_format", "topic", "value"))
+    # metadata from every batch (a DT message may follow its MD by several batches), data
+    # messages from the new batches only
+    new_records = new_bronze_records(dbt, session, selected)
+    with_input = new_records.withColumn(qlik.INPUT_COLUMN, F.struct("source_format", "topic", "value"))
     decoded = with_input.mapInArrow(
         functools.partial(qlik.decode_batches, entries=entries),
         qlik.output_schema_ddl(INPUT_DDL),
