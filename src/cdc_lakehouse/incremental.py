@@ -14,6 +14,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+
 def newest_batch_id(session: SparkSession, relation: str) -> int | None:
     """The largest ``ingest_batch_id`` in ``relation`` (None when it holds no rows)."""
     row = session.table(relation).agg(F.max("ingest_batch_id").alias("batch")).first()

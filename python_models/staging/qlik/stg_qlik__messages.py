@@ -48,7 +48,9 @@ def model(dbt, session):
     # metadata from every batch (a DT message may follow its MD by several batches), data
     # messages from the new batches only
     new_records = new_bronze_records(dbt, session, selected)
-    with_input = new_records.withColumn(qlik.INPUT_COLUMN, F.struct("source_format", "topic", "value"))
+    with_input = new_records.withColumn(
+        qlik.INPUT_COLUMN, F.struct("source_format", "topic", "value")
+    )
     decoded = with_input.mapInArrow(
         functools.partial(qlik.decode_batches, entries=entries),
         qlik.output_schema_ddl(INPUT_DDL),
