@@ -1,8 +1,9 @@
 """Incremental reading for the decoding dbt Python models.
 
-Each decoding model is materialized ``incremental`` with ``insert_overwrite`` on the
-``ingest_batch_id`` partition: a run decodes only the bronze records of ingest batches newer
-than the newest batch the model already holds, so its cost follows the new data. A full
+Each decoding model is materialized ``incremental`` (strategy ``append``): a run decodes
+only the bronze records of ingest batches newer than the newest batch the model already
+holds, and appends them, so its cost follows the new data. (``insert_overwrite`` by batch
+would need a partitioned table, which dbt-spark's Python table writer does not create.) A full
 refresh (``dbt build --full-refresh``, or the first run) decodes every batch. Bronze batch ids
 are Structured Streaming batch ids of one checkpoint, so they only grow.
 """

@@ -21,8 +21,7 @@ INPUT_DDL = (
 def model(dbt, session):
     dbt.config(
         materialized="incremental",
-        incremental_strategy="insert_overwrite",
-        partition_by=["ingest_batch_id"],
+        incremental_strategy="append",
     )
     records = new_bronze_records(dbt, session, dbt.ref("stg_bronze__kafka_records"))
     selected = records.where(records.source_format.isin(*FORMATS)).select(

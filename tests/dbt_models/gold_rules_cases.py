@@ -1,0 +1,61 @@
+"""Hand-written DTS Canal JSON messages that pin the truncate rules of gold (issue 5, item 3).
+
+Topic ``gold.rules.canal`` (seeds/cdc_topics.csv), database ``gold_rules``, table ``items``
+(key ``id``). Canal orders by ``es`` (ms), then the row index; a TRUNCATE statement
+(``isDdl``, formats.md 4c) orders on the same key as the table's row changes.
+
+Expected current state of ``gold_rules.items`` after every record: ids 3, 4 and 5 only.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.dbt_models.dts_canal_cases import canal, item
+
+TOPIC = "gold.rules.canal"
+DB = "gold_rules"
+T = 1710000000000  # es base (ms)
+
+
+def message(type_: str, rows: list | None = None, old: list | None = None, **kwargs) -> str:
+    return canal(type_, rows, old, database=DB, **kwargs)
+
+
+# (partition, value) in offset order per partition.
+RECORDS: list[tuple[int, str]] = [
+    # ids 1, 2: inserted and updated before the truncate -> gone.
+    (0, message("INSERT", [item(1, "a"), item(2, "b")], es=T + 1000)),
+    (0, message("UPDATE", [item(1, "a2")], [{"name": "a"}], es=T + 2000)),
+    (0, message("TRUNCATE", es=T + 5000, is_ddl=True, sql="TRUNCATE TABLE items")),
+    # id 3: inserted after the truncate -> kept.
+    (0, message("INSERT", [item(3, "c")], es=T + 6000)),
+    # id 2: an update older than the truncate, delivered after it -> still gone.
+    (1, message("UPDATE", [item(2, "late")], [{"name": "b"}], es=T + 3000)),
+    # id 4: inserted before the truncate and again after it (a re-insert) -> the new row.
+    (1, message("INSERT", [item(4, "before")], es=T + 4000)),
+    (1, message("INSERT", [item(4, "after")], es=T + 7000)),
+    # id 5: updated after the truncate without a new insert (the source re-created it by an
+    # upsert): its after image is the whole row -> kept, with the update's values only.
+    (2, message("UPDATE", [item(5, "upsert", "n")], [{"name": "x"}], es=T + 8000)),
+]
+
+EXPECTED_ITEMS: dict[str, dict[str, str | None]] = {
+    '{"id":"3"}': {"id": "3", "name": "c", "note": None},
+    '{"id":"4"}': {"id": "4", "name": "after", "note": None},
+    '{"id":"5"}': {"id": "5", "name": "upsert", "note": "n"},
+}
+
+
+def write_dump(path: Path) -> Path:
+    """Write the records as a topic dump (architecture.md) and return its path."""
+    offsets: dict[int, int] = {}
+    lines = []
+    for partition, value in RECORDS:
+        offset = offsets.get(partition, 0)
+        offsets[partition] = offset + 1
+        record = {"topic": TOPIC, "partition": partition, "offset": offset, "timestamp": T}
+        lines.append(json.dumps({**record, "value": value}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
