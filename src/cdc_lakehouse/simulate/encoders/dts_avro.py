@@ -193,7 +193,8 @@ class _Stream:
     def __init__(self) -> None:
         self.next_id = FIRST_ID
 
-    def record(self, operation: str, commit_ms: int, **fields: Any) -> tuple[int, bytes]:
+    def record(self, operation: str, commit_ms: int, **fields: Any) -> bytes:
+        """The next record's Avro bytes (``fields``: keyword arguments of ``make_record``)."""
         record_id = self.next_id
         self.next_id += 1
         seconds = commit_ms // 1000
@@ -209,7 +210,7 @@ class _Stream:
             born_timestamp=seconds,
             **fields,
         )
-        return record_id, avro.encode(record)
+        return avro.encode(record)
 
 
 def _change_record(
@@ -217,7 +218,7 @@ def _change_record(
 ) -> bytes:
     table = change.table
     before, after = _images(change, minimal=transaction.sequence % 2 == 1)
-    _id, raw = stream.record(
+    return stream.record(
         operation,
         transaction.commit_time_ms,
         object_name=object_name(table),
@@ -227,7 +228,6 @@ def _change_record(
         primary_key=table.key_columns or None,
         source_txid=transaction.transaction_id,
     )
-    return raw
 
 
 def _transaction(stream: _Stream, topic: str, transaction: Transaction) -> list[Message]:
@@ -250,7 +250,7 @@ def _transaction(stream: _Stream, topic: str, transaction: Transaction) -> list[
     out: list[Message] = []
     txid = transaction.transaction_id
     if has_rows:
-        out.append(message(stream.record("BEGIN", commit, source_txid=txid)[1], None))
+        out.append(message(stream.record("BEGIN", commit, source_txid=txid), None))
     for event in transaction.events:
         if isinstance(event, Truncate):
             raw = stream.record(
@@ -259,13 +259,13 @@ def _transaction(stream: _Stream, topic: str, transaction: Transaction) -> list[
                 object_name=object_name(event.table),
                 after=f"TRUNCATE TABLE `{event.table.name}`",
                 source_txid=txid,
-            )[1]
+            )
             out.append(message(raw, None))
         else:
             raw = _change_record(stream, transaction, event, _OPERATION[event.op])
             out.append(message(raw, common.change_key(event, value_text)))
     if has_rows:
-        out.append(message(stream.record("COMMIT", commit, source_txid=txid)[1], None))
+        out.append(message(stream.record("COMMIT", commit, source_txid=txid), None))
     return out
 
 
@@ -276,7 +276,7 @@ def encode(history: History, prefix: str) -> list[Message]:
     out: list[Message] = []
     for item in history.items:
         if isinstance(item, Heartbeat):
-            raw = stream.record("HEARTBEAT", item.commit_time_ms)[1]
+            raw = stream.record("HEARTBEAT", item.commit_time_ms)
             out.append(
                 Message(topic, None, raw, item.commit_time_ms + common.SEND_LAG_MS, item.sequence)
             )
