@@ -318,6 +318,11 @@ LONG_STRING_RATE = 0.01
 LONG_STRING_CHARS = 5_000
 
 
+def _decimal(unscaled: int, scale: int) -> Decimal:
+    """``unscaled * 10**-scale`` exactly (no context rounding at 28 digits), exponent -scale."""
+    return Decimal(f"{unscaled}E-{scale}")
+
+
 def _special_values(column: Column) -> tuple[Value, ...]:
     """The edge cases of ``column``'s type (that fit its length)."""
     match column.type:
@@ -328,9 +333,7 @@ def _special_values(column: Column) -> tuple[Value, ...]:
         case "decimal":
             precision, scale = column.precision or 10, column.scale or 0
             biggest = 10**precision - 1
-            return tuple(
-                Decimal(n).scaleb(-scale) for n in (0, 1, -1, biggest, -biggest, 10**scale)
-            )
+            return tuple(_decimal(n, scale) for n in (0, 1, -1, biggest, -biggest, 10**scale))
         case "double":
             return _SPECIAL_DOUBLES
         case "boolean":
@@ -356,7 +359,7 @@ def _ordinary_value(rng: random.Random, column: Column) -> Value:
         case "decimal":
             precision, scale = column.precision or 10, column.scale or 0
             digits = rng.randint(1, precision)
-            return Decimal(rng.randint(-(10**digits) + 1, 10**digits - 1)).scaleb(-scale)
+            return _decimal(rng.randint(-(10**digits) + 1, 10**digits - 1), scale)
         case "double":
             return round(rng.uniform(-1e6, 1e6), rng.choice((0, 2, 6, 12)))
         case "boolean":
@@ -809,3 +812,44 @@ def combine(*histories: History) -> History:
         if history.tables != tables:
             raise ValueError("combine: the histories do not have the same tables")
     return History(tables=tables, items=tuple(i for h in histories for i in h.items))
+
+
+def features_used(history: History) -> frozenset[str]:
+    """The features (names of :data:`ALL_FEATURES`) that ``history`` exercises:
+
+    - ``snapshot``: a row change with op ``snapshot``; ``truncate``: a ``Truncate``;
+      ``heartbeat``: a ``Heartbeat``; ``keyless_table``: a table without key columns;
+    - ``key_update``: an update that moves a row's identity (``RowChange.moves_key``);
+    - ``partial_update``: an update of a keyed table that leaves a non-key column unchanged;
+    - ``multi_row_message``: two adjacent changes of one table with the same op in a
+      transaction (material for a multi-row message).
+    """
+    used: set[str] = set()
+    if any(not table.key_columns for table in history.tables):
+        used.add("keyless_table")
+    for item in history.items:
+        if isinstance(item, Heartbeat):
+            used.add("heartbeat")
+            continue
+        previous: Event | None = None
+        for event in item.events:
+            if isinstance(event, Truncate):
+                used.add("truncate")
+            else:
+                if event.op == "snapshot":
+                    used.add("snapshot")
+                if event.moves_key:
+                    used.add("key_update")
+                if event.op == "update" and event.table.key_columns:
+                    non_key = len(event.table.columns) - len(event.table.key_columns)
+                    changed = set(event.changed_columns) - set(event.table.key_columns)
+                    if len(changed) < non_key:
+                        used.add("partial_update")
+                if (
+                    isinstance(previous, RowChange)
+                    and previous.table == event.table
+                    and previous.op == event.op
+                ):
+                    used.add("multi_row_message")
+            previous = event
+    return frozenset(used)
