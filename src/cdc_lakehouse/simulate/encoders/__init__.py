@@ -8,7 +8,6 @@ One module per format, ``encoders/<format>.py``, implementing :class:`Encoder` a
 
 from __future__ import annotations
 
-from importlib import import_module
 from types import ModuleType
 from typing import Protocol
 
@@ -49,16 +48,10 @@ class Encoder(Protocol):
         ...
 
 
-ENCODERS: dict[str, ModuleType] = {}
-"""Registry format name -> encoder module. Each encoder module adds one ``_register`` line at
-the end of this file."""
-
-
-def _register(name: str) -> None:
-    """Import ``encoders/<name>.py`` and add it to :data:`ENCODERS` under its ``FORMAT``."""
-    module = import_module(f"{__name__}.{name}")
-    ENCODERS[module.FORMAT] = module
-
-
-# One line per encoder module (keep sorted), e.g.:
-# _register("dts_canal_json")
+# Encoder modules, imported after ``Encoder`` so that they may import it (add "noqa: E402").
+# One import and one dict line per encoder module (keep sorted), e.g.
+# from cdc_lakehouse.simulate.encoders import dts_canal_json
+ENCODERS: dict[str, ModuleType] = {
+    # dts_canal_json.FORMAT: dts_canal_json,
+}
+"""Registry format name -> encoder module."""
