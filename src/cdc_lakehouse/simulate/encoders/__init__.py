@@ -1,15 +1,64 @@
-"""Encoders of the change simulator: one module per registry format (see each module's doc).
+"""Encoders: render a logical :class:`~cdc_lakehouse.simulate.history.History` as the Kafka
+messages of one registry format, exactly as that format's producers write them (formats.md).
 
-``ENCODERS`` maps the registry format name to its encoder module."""
+One module per format, ``encoders/<format>.py``, implementing :class:`Encoder` at module level
+(constants and functions, no class needed). :data:`ENCODERS` maps the registry format name
+(``FORMAT``) to the module; ``python -m cdc_lakehouse.simulate --format <name>`` looks it up.
+"""
 
 from __future__ import annotations
 
 from types import ModuleType
+from typing import Protocol
 
-from cdc_lakehouse.simulate.encoders import dts_avro, dts_canal_json, dts_shareplex_json
+from cdc_lakehouse.simulate.history import Column, History, Value
+from cdc_lakehouse.simulate.messages import Message
+
+
+class Encoder(Protocol):
+    """What an encoder module provides (module-level names).
+
+    - ``FORMAT``: the registry format name (``seeds/cdc_topics.csv``), e.g. ``dts_canal_json``.
+    - ``FEATURES``: what the format can express, a subset of
+      ``generate.ALL_FEATURES`` (snapshot, truncate, heartbeat, key_update, keyless_table,
+      partial_update, multi_row_message); the generator is given these.
+    """
+
+    FORMAT: str
+    FEATURES: frozenset[str]
+
+    def topics(self, history: History, prefix: str) -> list[str]:
+        """Every topic :meth:`encode` writes to, e.g. ``[f"{prefix}.{FORMAT}"]`` or one topic per
+        table for per-table formats."""
+        ...
+
+    def encode(self, history: History, prefix: str) -> list[Message]:
+        """Every message, in production order. Kafka key: the row's key text (one row's changes
+        share a partition); None for messages not tied to a row."""
+        ...
+
+    def value_text(self, column: Column, value: Value) -> str | None:
+        """The exact text the project's decoder yields for ``value`` in ``before_image`` /
+        ``after_image`` (None for SQL NULL)."""
+        ...
+
+    def source_type(self, column: Column) -> str:
+        """The source type text the format declares for ``column`` (lands in
+        ``column_types``), e.g. MySQL ``decimal(12,2)``."""
+        ...
+
+
+# Encoder modules, imported after ``Encoder`` so that they may import it (add "noqa: E402").
+# One import and one dict line per encoder module (keep sorted), e.g.
+from cdc_lakehouse.simulate.encoders import (  # noqa: E402
+    dts_avro,
+    dts_canal_json,
+    dts_shareplex_json,
+)
 
 ENCODERS: dict[str, ModuleType] = {
     dts_avro.FORMAT: dts_avro,
-    dts_shareplex_json.FORMAT: dts_shareplex_json,
     dts_canal_json.FORMAT: dts_canal_json,
+    dts_shareplex_json.FORMAT: dts_shareplex_json,
 }
+"""Registry format name -> encoder module."""
