@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import tests.dbt_models
+from tests.dbt_models.simulation import Simulation, gold_tables, simulate_all, write_records
 
 SAMPLE_DUMP = Path(__file__).resolve().parents[2] / "sample_data" / "dump"
 
@@ -80,13 +81,67 @@ def case_modules() -> list[Any]:
 
 
 @pytest.fixture(scope="session")
-def built_lake(spark, ingest_dump, run_dbt, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """The bundled sample dump and every format's edge cases (``*_cases.py``), ingested and
-    built with one `dbt build` for the whole test session."""
+def simulations() -> dict[str, Simulation]:
+    """The simulated topics of every format with an encoder (tests/dbt_models/simulation.py)."""
+    return simulate_all()
+
+
+@pytest.fixture(scope="session")
+def built_lake(
+    spark, ingest_dump, run_dbt, simulations, tmp_path_factory: pytest.TempPathFactory
+) -> Any:
+    """The bundled sample dump, every format's edge cases (``*_cases.py``) and part 1 of every
+    simulated history, ingested and built with one `dbt build` for the whole test session."""
     cases_dir = tmp_path_factory.mktemp("cases")
     for module in case_modules():
         module.write_dump(cases_dir / f"{module.__name__.rsplit('.', 1)[-1]}.jsonl")
+    sim_dir = tmp_path_factory.mktemp("simulated")
+    for simulation in simulations.values():
+        write_records(sim_dir / simulation.format, simulation.first_delivery.records)
     first = ingest_dump(SAMPLE_DUMP)
     second = ingest_dump(cases_dir)
+    for simulation in simulations.values():
+        ingest_dump(sim_dir / simulation.format)
     run_dbt("build")
     return {"sample_ingest": first, "cases_ingest": second}
+
+
+@pytest.fixture(scope="session")
+def simulated_increments(
+    spark, built_lake, ingest_dump, run_dbt, simulations, tmp_path_factory
+) -> dict[str, Any]:
+    """Part 2 of every simulated history, ingested in two batches, each followed by an
+    incremental `dbt run` (the last one a `dbt build`, with every data test); then the gold
+    of the incremental runs and of `dbt run --full-refresh`, per format, for comparison.
+
+    Runs after every test that only needs ``built_lake`` has had its chance to read part 1
+    (pytest orders the files; test_simulated_gold.py reads part 1 first)."""
+    directory = tmp_path_factory.mktemp("simulated-increments")
+    batches = max(len(s.second_delivery.batches) for s in simulations.values())
+    for index in range(batches):
+        for simulation in simulations.values():
+            if index < len(simulation.second_delivery.batches):
+                records = simulation.second_delivery.batches[index]
+                if records:
+                    ingest_dump(write_records(directory / f"{index}" / simulation.format, records))
+        run_dbt("build" if index == batches - 1 else "run")
+    incremental = {name: gold_tables(spark, s) for name, s in simulations.items()}
+    incremental_states = row_states(spark)
+    run_dbt("run", "--full-refresh")
+    full_refresh = {name: gold_tables(spark, s) for name, s in simulations.items()}
+    return {
+        "incremental": incremental,
+        "full_refresh": full_refresh,
+        "incremental_states": incremental_states,
+        "full_refresh_states": row_states(spark),
+    }
+
+
+def row_states(spark) -> list[tuple]:
+    """Every row of gold.row_states as sorted plain tuples (for exact comparison)."""
+    rows = spark.sql(
+        "select source_format, source_database, source_schema, source_table, row_key, "
+        "to_json(last_change) as last_change, whole_row_ordering_key, "
+        "to_json(column_entries) as column_entries, is_deleted from gold.row_states"
+    ).collect()
+    return sorted(tuple(row) for row in rows)
