@@ -51,14 +51,22 @@ class Encoder(Protocol):
 # Encoder modules, imported after ``Encoder`` so that they may import it (add "noqa: E402").
 # One import and one dict line per encoder module (keep sorted), e.g.
 from cdc_lakehouse.simulate.encoders import (  # noqa: E402
+    datahub_blob,
+    datahub_tuple,
+    dataworks_json,
     dts_avro,
     dts_canal_json,
     dts_shareplex_json,
+    lindorm_debezium,
 )
 
 ENCODERS: dict[str, ModuleType] = {
+    datahub_blob.FORMAT: datahub_blob,
+    datahub_tuple.FORMAT: datahub_tuple,
+    dataworks_json.FORMAT: dataworks_json,
     dts_avro.FORMAT: dts_avro,
     dts_canal_json.FORMAT: dts_canal_json,
     dts_shareplex_json.FORMAT: dts_shareplex_json,
+    lindorm_debezium.FORMAT: lindorm_debezium,
 }
 """Registry format name -> encoder module."""
