@@ -22,9 +22,9 @@
 
     Key moves: an update whose before_row_key differs from its row_key ends the row under the
     old key at the update's ordering key. A partial change that moves the key carries the old
-    key's earlier changes over to the new key (one move deep); these are read from the whole
-    of silver.change_events for the old keys involved, so a late change of the old key still
-    reaches the new key.
+    key's earlier changes over to the new key, through chains of moves (a recursive CTE);
+    these are read from the whole of silver.change_events for the old keys involved, so a
+    late change of an old key still reaches the new key.
 
     The result equals `dbt build --full-refresh` (tested).
 #}
@@ -36,7 +36,7 @@
     on_schema_change='fail',
 ) }}
 
-with
+with recursive
 
 change_events as (
     select * from {{ ref('change_events') }}
@@ -47,21 +47,11 @@ applied_batches as (
     select coalesce(max(last_resolved_batch_id), -1) as last_resolved_batch_id
     from {{ this }}
 ),
-
-new_changes as (
-    select change_events.*
-    from change_events
-    cross join applied_batches
-    where change_events.resolved_batch_id > applied_batches.last_resolved_batch_id
-),
-{% else %}
-new_changes as (
-    select * from change_events
-),
 {% endif %}
 
-{# one version per change: the row's values as the change states them #}
-change_versions as (
+{# one version per change: the row's values as the change states them (read lazily: a run
+   uses the new ones, and the old keys' history of partial key moves) #}
+all_change_versions as (
     select
         source_format,
         source_database,
@@ -86,7 +76,16 @@ change_versions as (
             )
             else coalesce(after_image, before_image)
         end as row_values
-    from new_changes
+    from change_events
+),
+
+change_versions as (
+    select all_change_versions.*
+    from all_change_versions
+    {% if is_incremental() %}
+    cross join applied_batches
+    where all_change_versions.resolved_batch_id > applied_batches.last_resolved_batch_id
+    {% endif %}
 ),
 
 {# an update that moves the key ends the row under its old key #}
@@ -104,9 +103,12 @@ key_moves as (
         true as is_deleted,
         false as is_partial,
         cast(null as map<string, string>) as row_values
-    from new_changes
+    from change_events
     where before_row_key is not null
         and before_row_key != row_key
+        {% if is_incremental() %}
+        and resolved_batch_id > (select last_resolved_batch_id from applied_batches)
+        {% endif %}
 ),
 
 {# partial changes that move the key, over the whole history #}
@@ -125,46 +127,78 @@ partial_key_moves as (
         and before_row_key != row_key
 ),
 
-{# the old key's changes before each partial key move, stated under the new key; in an
-   incremental run only pairs where the move or the old key's change is new #}
-moved_histories as (
+{# A partial change that moves the row to a new key leaves the columns it did not provide to
+   the old key's history: every version of the old key before the move is also a version of
+   the new key, through any chain of such moves (each hop at a later move). #}
+inherited_versions (
+    source_format,
+    source_database,
+    source_schema,
+    source_table,
+    row_key,
+    op,
+    ordering_key,
+    event_time,
+    resolved_batch_id,
+    is_deleted,
+    is_partial,
+    row_values,
+    move_ordering_key
+) as (
     select
-        old_key_changes.source_format,
-        old_key_changes.source_database,
-        old_key_changes.source_schema,
-        old_key_changes.source_table,
+        old_key_versions.source_format,
+        old_key_versions.source_database,
+        old_key_versions.source_schema,
+        old_key_versions.source_table,
         partial_key_moves.row_key,
-        old_key_changes.op,
-        old_key_changes.ordering_key,
-        old_key_changes.event_time,
-        greatest(old_key_changes.resolved_batch_id, partial_key_moves.resolved_batch_id)
-            as resolved_batch_id,
-        old_key_changes.op = 'delete' as is_deleted,
-        old_key_changes.op != 'delete' and old_key_changes.after_image_is_partial as is_partial,
-        case
-            when old_key_changes.op = 'delete' then null
-            when old_key_changes.after_image_is_partial then map_concat(
-                map_filter(
-                    coalesce(old_key_changes.before_image, map()),
-                    (column_name, column_value)
-                    -> not map_contains_key(old_key_changes.after_image, column_name)
-                ),
-                old_key_changes.after_image
-            )
-            else coalesce(old_key_changes.after_image, old_key_changes.before_image)
-        end as row_values
+        old_key_versions.op,
+        old_key_versions.ordering_key,
+        old_key_versions.event_time,
+        greatest(old_key_versions.resolved_batch_id, partial_key_moves.resolved_batch_id),
+        old_key_versions.is_deleted,
+        old_key_versions.is_partial,
+        old_key_versions.row_values,
+        partial_key_moves.ordering_key
     from partial_key_moves
-    inner join change_events as old_key_changes
-        on partial_key_moves.source_format = old_key_changes.source_format
-        and partial_key_moves.source_database <=> old_key_changes.source_database
-        and partial_key_moves.source_schema <=> old_key_changes.source_schema
-        and partial_key_moves.source_table = old_key_changes.source_table
-        and partial_key_moves.before_row_key = old_key_changes.row_key
-        and old_key_changes.ordering_key < partial_key_moves.ordering_key
+    inner join all_change_versions as old_key_versions
+        on partial_key_moves.source_format = old_key_versions.source_format
+        and partial_key_moves.source_database <=> old_key_versions.source_database
+        and partial_key_moves.source_schema <=> old_key_versions.source_schema
+        and partial_key_moves.source_table = old_key_versions.source_table
+        and partial_key_moves.before_row_key = old_key_versions.row_key
+        and old_key_versions.ordering_key < partial_key_moves.ordering_key
+    union all
+    select
+        inherited_versions.source_format,
+        inherited_versions.source_database,
+        inherited_versions.source_schema,
+        inherited_versions.source_table,
+        partial_key_moves.row_key,
+        inherited_versions.op,
+        inherited_versions.ordering_key,
+        inherited_versions.event_time,
+        greatest(inherited_versions.resolved_batch_id, partial_key_moves.resolved_batch_id),
+        inherited_versions.is_deleted,
+        inherited_versions.is_partial,
+        inherited_versions.row_values,
+        partial_key_moves.ordering_key
+    from inherited_versions
+    inner join partial_key_moves
+        on inherited_versions.source_format = partial_key_moves.source_format
+        and inherited_versions.source_database <=> partial_key_moves.source_database
+        and inherited_versions.source_schema <=> partial_key_moves.source_schema
+        and inherited_versions.source_table = partial_key_moves.source_table
+        and inherited_versions.row_key = partial_key_moves.before_row_key
+        and inherited_versions.move_ordering_key < partial_key_moves.ordering_key
+),
+
+{# in an incremental run, the inherited versions where the move or the version is new #}
+moved_histories as (
+    select inherited_versions.* except (move_ordering_key)
+    from inherited_versions
     {% if is_incremental() %}
     cross join applied_batches
-    where greatest(old_key_changes.resolved_batch_id, partial_key_moves.resolved_batch_id)
-        > applied_batches.last_resolved_batch_id
+    where inherited_versions.resolved_batch_id > applied_batches.last_resolved_batch_id
     {% endif %}
 ),
 
