@@ -1,0 +1,342 @@
+"""Unit tests of the typed gold generator (no Spark): type mapping, generated SQL / yml, file
+protection and the command's argument errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+
+from cdc_lakehouse.codegen import cli
+from cdc_lakehouse.codegen.gold_tables import (
+    SchemaVersion,
+    SelectionError,
+    SilverTable,
+    file_state,
+    generate_files,
+    plan_models,
+    plan_writes,
+    select_models,
+)
+from cdc_lakehouse.codegen.type_mapping import parse_seed_rows, parse_source_type, resolve
+
+PROJECT = Path(__file__).resolve().parents[2]
+SEED = PROJECT / "seeds" / "cdc_type_mappings.csv"
+
+
+@pytest.fixture(scope="module")
+def mappings():
+    with SEED.open(encoding="utf-8") as handle:
+        return parse_seed_rows(csv.DictReader(handle))
+
+
+def version(columns: dict[str, str | None], keys=None, number="1", first="0001") -> SchemaVersion:
+    return SchemaVersion(number, tuple(columns), columns, tuple(keys) if keys else None, first)
+
+
+def table(fmt: str, db: str | None, name: str, *versions, **kwargs) -> SilverTable:
+    return SilverTable(fmt, db, kwargs.pop("schema", None), name, tuple(versions), **kwargs)
+
+
+DATAWORKS = table(
+    "dataworks_json",
+    "shop",
+    "orders",
+    version(
+        {
+            "id": "LONG",
+            "binData": "BYTES",
+            "ts": "DATE",
+            "ok": "BOOLEAN",
+            "#alibaba_rds_row_id#": "LONG",
+        },
+        keys=["id"],
+    ),
+)
+CANAL = table(
+    "dts_canal_json",
+    "shop",
+    "items",
+    version(
+        {
+            "id": "bigint(20) unsigned",
+            "price": "decimal(12,2)",
+            "wide": "decimal(65,30)",
+            "made": "datetime(3)",
+            "stamp": "timestamp",
+            "geo": "geometry",
+        },
+        keys=["id"],
+    ),
+    source_dialect="mysql",
+)
+SHAREPLEX = table(
+    "dts_shareplex_json",
+    "CL_BIZ1",
+    "MIO_LOG",
+    image_columns=("MIO_LOG_ID", "CNTR_NO"),
+    event_key_sets=(("MIO_LOG_ID",),),
+)
+QLIK = table(
+    "qlik_json",
+    "task",
+    "CUSTOMERS",
+    version({"ID": "INT4", "BALANCE": "NUMERIC(10,2)", "PHOTO": "BYTES(16)"}, keys=["ID"]),
+    schema="SALES",
+)
+
+
+def test_source_type_normalization():
+    assert parse_source_type("DECIMAL(12, 2) UNSIGNED ZEROFILL").base == "decimal unsigned"
+    assert parse_source_type("DECIMAL(12, 2)").params == (12, 2)
+    assert parse_source_type("varchar(255)").params == (255,)
+    assert parse_source_type("enum('a','b,c')").base == "enum"
+    assert (
+        parse_source_type("int64 (org.apache.kafka.connect.data.Timestamp)").base
+        == "int64 org.apache.kafka.connect.data.timestamp"
+    )
+
+
+@pytest.mark.parametrize(
+    ("family", "source_type", "spark_type", "expression"),
+    [
+        ("mysql", "decimal(12,2)", "decimal(12,2)", "cast(v as decimal(12,2))"),
+        ("mysql", "decimal(12)", "decimal(12,0)", "cast(v as decimal(12,0))"),
+        ("mysql", "decimal", "decimal(10,0)", "cast(v as decimal(10,0))"),  # MySQL default
+        ("mysql", "int(11) unsigned", "bigint", "cast(v as bigint)"),
+        ("mysql", "varchar(20)", "string", "v"),
+        ("mysql", "timestamp", "timestamp", "cast(concat(v, 'Z') as timestamp)"),
+        ("oracle", "NUMBER(12,2)", "decimal(12,2)", "cast(v as decimal(12,2))"),
+        ("qlik", "NUMERIC(38,10)", "decimal(38,10)", "cast(v as decimal(38,10))"),
+        ("qlik", "BYTES(16)", "binary", "unhex(v)"),
+        ("dataworks", "DATE", "timestamp", "timestamp_millis(cast(v as bigint))"),
+        ("dataworks", "BYTES", "binary", "unbase64(v)"),
+        ("sqlserver", "decimal", "decimal(18,0)", "cast(v as decimal(18,0))"),
+    ],
+)
+def test_type_templates_with_parameters(mappings, family, source_type, spark_type, expression):
+    resolved = resolve(family, source_type, mappings)
+    assert (resolved.spark_type, resolved.render("v"), resolved.fallback_reason) == (
+        spark_type,
+        expression,
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("family", "source_type", "reason"),
+    [
+        ("mysql", "decimal(65,30)", "does not fit a Spark decimal"),
+        ("oracle", "NUMBER", "gives no parameters"),  # floating NUMBER: no safe type
+        ("qlik", "NUMERIC", "gives no parameters"),
+        ("mysql", "geometry_collection_x", "no mapping for mysql type"),
+        ("no_such_family", "int", "no mapping for no_such_family"),
+        (None, "int", "declares no column types"),
+        ("mysql", None, "declares no column types"),
+    ],
+)
+def test_unknown_or_unsafe_types_become_string(mappings, family, source_type, reason):
+    resolved = resolve(family, source_type, mappings)
+    assert resolved.spark_type == "string"
+    assert resolved.render("row_values['x']") == "row_values['x']"
+    assert reason in resolved.fallback_reason
+
+
+def test_seed_reads_dbt_spark_none_as_empty():
+    parsed = parse_seed_rows(
+        [
+            {
+                "type_family": "qlik",
+                "source_type": "int4",
+                "spark_type": "int",
+                "value_expression": "None",
+                "default_precision": None,
+            }
+        ]
+    )
+    assert parsed[("qlik", "int4")].value_expression == ""
+    with pytest.raises(ValueError, match="listed twice"):
+        parse_seed_rows([{"type_family": "a", "source_type": "b", "spark_type": "c"}] * 2)
+
+
+def files_for(*tables, mappings) -> dict[str, str]:
+    models = plan_models(list(tables), mappings)
+    return generate_files(models, models)
+
+
+def test_dataworks_model_sql_and_yml(mappings):
+    files = files_for(DATAWORKS, mappings=mappings)
+    assert sorted(files) == [
+        "dataworks/_dataworks__models.yml",
+        "dataworks/dataworks__shop__orders.sql",
+    ]
+    sql = files["dataworks/dataworks__shop__orders.sql"]
+    assert "select * from {{ ref('current_rows') }}" in sql
+    assert (
+        "    where source_format = 'dataworks_json'\n"
+        "        and source_database = 'shop'\n"
+        "        and source_schema is null\n"
+        "        and source_table = 'orders'\n"
+    ) in sql
+    typed = [
+        "        cast(row_values['id'] as bigint) as id,",
+        "        unbase64(row_values['binData']) as bindata,",
+        "        timestamp_millis(cast(row_values['ts'] as bigint)) as ts,",
+        "        cast(row_values['ok'] as boolean) as ok,",
+        "        cast(row_values['#alibaba_rds_row_id#'] as bigint) as alibaba_rds_row_id,",
+        "        last_op,",
+        "        last_ordering_key,",
+        "        last_event_time",
+        "    from table_rows",
+    ]
+    assert "\n".join(typed) in sql
+    yml = files["dataworks/_dataworks__models.yml"]
+    assert "  - name: dataworks__shop__orders\n" in yml
+    assert '"Source column binData: BYTES -> binary (from base64' in yml
+    assert "      - name: id\n" in yml
+    assert yml.count("data_tests: [not_null]") == 1 + 2  # key id + last_op, last_ordering_key
+    assert "combination_of_columns: [id]" in yml
+
+
+def test_canal_fallbacks_are_described(mappings):
+    files = files_for(CANAL, mappings=mappings)
+    sql = files["dts_canal/dts_canal__shop__items.sql"]
+    assert "cast(row_values['id'] as decimal(20,0)) as id," in sql
+    assert "cast(row_values['price'] as decimal(12,2)) as price," in sql
+    assert "        row_values['wide'] as wide," in sql
+    assert "cast(row_values['made'] as timestamp_ntz) as made," in sql
+    assert "cast(concat(row_values['stamp'], 'Z') as timestamp) as stamp," in sql
+    yml = files["dts_canal/_dts_canal__models.yml"]
+    assert "Source column wide: decimal(65,30) -> string (decimal(65,30) does not fit" in yml
+
+
+def test_untyped_format_emits_strings_and_says_so(mappings):
+    files = files_for(SHAREPLEX, mappings=mappings)
+    sql = files["dts_shareplex/dts_shareplex__cl_biz1__mio_log.sql"]
+    assert "        row_values['MIO_LOG_ID'] as mio_log_id,\n" in sql
+    assert "        row_values['CNTR_NO'] as cntr_no,\n" in sql
+    assert "declares no column types: every column is string" in sql
+    yml = files["dts_shareplex/_dts_shareplex__models.yml"]
+    assert "declares no column types: every column is string" in yml
+    assert "combination_of_columns: [mio_log_id]" in yml
+
+
+def test_schema_versions_keys_and_qlik_names(mappings):
+    older = version({"ID": "INT4", "GONE": "INT8"}, keys=["ID"], number="1", first="0001")
+    newer = version({"ID": "INT4", "NAME": "STRING"}, keys=["ID"], number="2", first="0002")
+    qlik = table("qlik_json", None, "T", older, newer, schema="S", image_columns=("EXTRA",))
+    (model,) = plan_models([qlik], mappings)
+    assert model.name == "qlik_json__s__t"
+    assert [(c.name, c.resolved.spark_type) for c in model.columns] == [
+        ("id", "int"),
+        ("name", "string"),
+        ("gone", "bigint"),
+        ("extra", "string"),
+    ]
+    assert model.schema_version == "2"
+    # silver keyed the changes in two ways (HBase ROW and SQL id): no key, no key tests
+    mixed = table("lindorm_debezium", "c", "t", event_key_sets=(("ROW",), ("id",)))
+    (mixed_model,) = plan_models([mixed], mappings)
+    assert mixed_model.key_columns == ()
+    yml = generate_files([mixed_model], [mixed_model])["lindorm/_lindorm__models.yml"]
+    assert "unique_combination_of_columns" not in yml
+    assert "more than one way" in yml
+
+
+def test_names_are_unique_and_columns_never_clash(mappings):
+    a = table("dataworks_json", "db", "a.b", version({"x": "LONG"}))
+    b = table(
+        "dataworks_json", "db", "a_b", version({"X": "LONG", "x ": "LONG", "last_op": "LONG"})
+    )
+    models = plan_models([a, b], mappings)
+    assert [m.name for m in models] == ["dataworks__db__a_b", "dataworks__db__a_b_2"]
+    assert [c.name for c in models[1].columns] == ["x", "x_2", "last_op_2"]
+
+
+def test_quotes_in_names_are_escaped(mappings):
+    odd = table("dataworks_json", "d'b", "t\\x", version({"it's": "LONG"}))
+    sql = files_for(odd, mappings=mappings)["dataworks/dataworks__d_b__t_x.sql"]
+    assert "source_database = 'd\\'b'" in sql
+    assert "source_table = 't\\\\x'" in sql
+    assert "row_values['it\\'s']" in sql
+
+
+def test_generated_file_protection(mappings):
+    files = files_for(QLIK, mappings=mappings)
+    path = "qlik_json/qlik_json__task__sales__customers.sql"
+    text = files[path]
+    assert file_state(text) == "generated"
+    edited = text.replace("as balance", "as balance_eur")
+    assert file_state(edited) == "edited"
+    assert file_state("select 1\n") == "manual"
+
+    newer = {**files, path: text.replace("as photo", "as picture")}
+    by_path = {a.path: a.status for a in plan_writes(newer, files)}
+    assert by_path[path] == "update"  # pristine generated file: refreshed
+    assert {a.status for a in plan_writes(files, files)} == {"unchanged"}
+    kept = {a.path: a.status for a in plan_writes(newer, {path: edited})}
+    assert kept[path] == "kept_edited"
+    assert {a.path: a.status for a in plan_writes(newer, {path: "x\n"})}[path] == "kept_manual"
+    forced = {a.path: a.status for a in plan_writes(newer, {path: edited}, force=True)}
+    assert forced[path] == "overwrite"
+
+
+def test_refresh_writes_checks_and_keeps_hand_edits(tmp_path, mappings):
+    out = tmp_path / "tables"
+    run = io.StringIO()
+    assert cli.refresh([DATAWORKS, QLIK], mappings, out, stdout=run) == 0
+    sql = out / "dataworks" / "dataworks__shop__orders.sql"
+    assert sql.is_file() and (out / "qlik_json" / "_qlik_json__models.yml").is_file()
+    assert cli.refresh([DATAWORKS, QLIK], mappings, out, check=True, stdout=io.StringIO()) == 0
+
+    sql.write_text(sql.read_text() + "-- hand edit\n")
+    report = io.StringIO()
+    assert cli.refresh([DATAWORKS], mappings, out, check=True, stdout=report) == 0
+    assert "edited by hand" in report.getvalue()
+    assert cli.refresh([DATAWORKS], mappings, out, stdout=io.StringIO()) == 0
+    assert sql.read_text().endswith("-- hand edit\n")  # not overwritten silently
+    assert cli.refresh([DATAWORKS], mappings, out, check=True, force=True, stdout=run) == 1
+    assert cli.refresh([DATAWORKS], mappings, out, force=True, stdout=run) == 0
+    assert "hand edit" not in sql.read_text()
+
+    changed = table("dataworks_json", "shop", "orders", version({"id": "STRING"}, keys=["id"]))
+    drift = io.StringIO()
+    assert cli.refresh([changed], mappings, out, check=True, stdout=drift) == 1
+    assert f"would update {sql}" in drift.getvalue()
+
+
+def test_refreshing_one_table_keeps_the_folder_yml_of_the_others(tmp_path, mappings):
+    other = table("dataworks_json", "shop", "users", version({"id": "LONG"}, keys=["id"]))
+    out = tmp_path / "tables"
+    cli.refresh([DATAWORKS, other], mappings, out, stdout=io.StringIO())
+    before = (out / "dataworks" / "_dataworks__models.yml").read_text()
+    cli.refresh([DATAWORKS, other], mappings, out, table_names=["users"], stdout=io.StringIO())
+    assert (out / "dataworks" / "_dataworks__models.yml").read_text() == before
+
+
+def test_selection_errors(mappings):
+    models = plan_models([DATAWORKS, QLIK], mappings)
+    assert [m.name for m in select_models(models, tables=["SALES.CUSTOMERS"])] == [
+        "qlik_json__task__sales__customers"
+    ]
+    assert [m.name for m in select_models(models, formats=["dataworks_json"])] == [
+        "dataworks__shop__orders"
+    ]
+    with pytest.raises(SelectionError, match="no table 'nope' in silver"):
+        select_models(models, tables=["nope"])
+    with pytest.raises(SelectionError, match="no table of format 'dts_avro'"):
+        select_models(models, formats=["dts_avro"])
+    with pytest.raises(SelectionError, match="silver has no source tables"):
+        select_models([])
+
+
+def test_bad_arguments_stop_with_a_message(capsys):
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["gold-tables", "--format", "csv"])
+    assert exited.value.code == 2
+    assert "invalid choice: 'csv'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        cli.main([])
+    assert exited.value.code == 2
