@@ -25,7 +25,11 @@ final as (
         is_deleted,
         case when is_deleted then valid_from end as deleted_at,
         case when is_deleted then valid_from_ordering_key end as deleted_ordering_key,
-        case when is_deleted then change_kind end as deleted_by,
+        case
+            when not is_deleted then null
+            when change_kind = 'change' then 'delete'
+            else change_kind
+        end as deleted_by,
         moved_to_row_key,
         op as last_op,
         valid_from_ordering_key as last_ordering_key,
