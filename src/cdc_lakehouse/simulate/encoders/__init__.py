@@ -58,6 +58,8 @@ from cdc_lakehouse.simulate.encoders import (  # noqa: E402
     dts_canal_json,
     dts_shareplex_json,
     lindorm_debezium,
+    qlik_avro,
+    qlik_json,
 )
 
 ENCODERS: dict[str, ModuleType] = {
@@ -68,5 +70,7 @@ ENCODERS: dict[str, ModuleType] = {
     dts_canal_json.FORMAT: dts_canal_json,
     dts_shareplex_json.FORMAT: dts_shareplex_json,
     lindorm_debezium.FORMAT: lindorm_debezium,
+    qlik_avro.FORMAT: qlik_avro,
+    qlik_json.FORMAT: qlik_json,
 }
 """Registry format name -> encoder module."""

@@ -1,0 +1,373 @@
+"""What the two Qlik encoders (``qlik_json``, ``qlik_avro``) share: the plan of the messages a
+Qlik Replicate task with a Kafka target writes for a history, independent of the framing.
+
+Sources of the facts: formats.md section 5 and seed 004 (metadata and data messages), Qlik
+Replicate's "Kafka target data types" page (Replicate type -> JSON / Avro primitive type,
+"binary values are represented as hexadecimal digits") and "MySQL source data types" page
+(source type -> Replicate type).
+
+The simulated task (``TASK`` = the database of the history's first table) replicates a MySQL
+source: MySQL has no schemas, so a table's Qlik ``lineage.schema`` is its database (or the
+``TableSpec.schema`` when one is given). One topic per format carries every table, metadata
+and data messages alike.
+
+Messages, in production order:
+
+1. one metadata (MD) message per table, up front (``Message.sequence`` 0), table version 1:
+   columns by ordinal (1-based, the ``TableSpec`` order), Qlik type, length / precision /
+   scale, ``primaryKeyPosition`` (0 = not in the key), ``nullable``, and the Avro
+   ``dataSchema`` of its data messages;
+2. one data (DT) message per row change, in commit order:
+
+   - snapshot rows -> ``REFRESH`` (full load): ``changeSequence``, ``timestamp``,
+     ``streamPosition``, ``transactionId`` empty, no ``changeMask``, no transaction counters;
+   - insert -> ``INSERT``: ``data`` = the row;
+   - update -> ``UPDATE``: ``data`` = the row after, ``beforeData`` = the row before (the
+     task includes before images, so primary-key updates are visible);
+   - delete -> ``DELETE``: ``data`` = the deleted row (the project's decoder and public
+     consumers such as michelin's Qlik SMT read a DELETE's row from ``data``).
+
+   CDC headers: ``changeSequence`` = ``YYYYMMDDHHmmSShh`` of the commit time (UTC) + a
+   19-digit counter over every CDC change of the task (strictly increasing in commit order);
+   ``timestamp`` = commit time ``YYYY-MM-DDTHH:MM:SS.mmm`` (UTC); ``streamPosition`` = a
+   MySQL binlog position text; ``transactionId`` = 32 hex digits of the transaction's
+   ``sequence``; ``transactionEventCounter`` (1-based) and ``transactionLastEvent``.
+
+Masks (bit ``ordinal - 1`` of the mask's integer value, as the project's decoder reads them):
+
+- ``changeMask``: INSERT every column, UPDATE the changed columns, DELETE the key columns
+  (every column for a table without a key); LOB columns (NCLOB, BLOB) never (seed 004).
+- ``columnMask``: every column, except in a *partial* UPDATE: a table with a key whose
+  source lacks full supplemental logging (seed 004's Oracle note) only carries its key and
+  changed columns; the other columns are sent as null with their columnMask bit clear (not
+  provided). Which updates are partial is a deterministic choice per change (a CRC of the
+  transaction id and the change's position: about half of them), so runs are reproducible and
+  both full and partial updates occur. Tables without a key never get partial updates (their
+  row identity is every column).
+
+Kafka key: the row's key column texts (every column for a table without a key) joined by
+``+``, UTF-8; None for MD messages. Kafka timestamp: the commit time (MD: the first item's).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Context, Decimal
+from typing import Any
+
+from cdc_lakehouse.encode.qlik_avro import QlikColumn, QlikTable
+from cdc_lakehouse.simulate.history import (
+    Column,
+    Heartbeat,
+    History,
+    Row,
+    RowChange,
+    TableSpec,
+    Transaction,
+    Truncate,
+    Value,
+)
+
+FEATURES = frozenset({"snapshot", "key_update", "keyless_table", "partial_update"})
+SERVER = "qlik-replicate-sim"
+LOB_TYPES = frozenset({"NCLOB", "CLOB", "BLOB"})
+BINLOG_FILE = "mysql-bin.000001"
+_OPERATIONS = {"snapshot": "REFRESH", "insert": "INSERT", "update": "UPDATE", "delete": "DELETE"}
+
+
+# --------------------------------------------------------------------------- types and values
+
+
+def qlik_type(column: Column) -> tuple[str, int, int, int]:
+    """(Qlik type, length, precision, scale) of a MySQL column of ``column``'s logical type.
+
+    MySQL source types (Qlik "MySQL source data types"): int -> INT4, bigint -> INT8,
+    decimal(p,s) -> NUMERIC(p,s), double -> REAL8, bit(1) -> BOOLEAN, varchar(n) utf8mb4 ->
+    WSTRING(n), longtext -> NCLOB, varbinary(n) -> BYTES(n), longblob -> BLOB, date -> DATE,
+    datetime(3) -> DATETIME (scale 3).
+    """
+    match column.type:
+        case "int":
+            return "INT4", 4, 10, 0
+        case "bigint":
+            return "INT8", 8, 19, 0
+        case "decimal":
+            return "NUMERIC", 0, column.precision or 38, column.scale or 0
+        case "double":
+            return "REAL8", 8, 14, 0
+        case "boolean":
+            return "BOOLEAN", 1, 1, 0
+        case "string":
+            return ("WSTRING", column.length, 0, 0) if column.length else ("NCLOB", 0, 0, 0)
+        case "binary":
+            return ("BYTES", column.length, 0, 0) if column.length else ("BLOB", 0, 0, 0)
+        case "date":
+            return "DATE", 0, 0, 0
+        case "timestamp":
+            return "DATETIME", 0, 0, 3
+    raise ValueError(f"unknown logical type {column.type!r}")
+
+
+def source_type(column: Column) -> str:
+    """The column's type as it lands in ``column_types``: the decoder's rendering of the MD
+    message (``WSTRING(50)``, ``NUMERIC(12,2)``, ``BYTES(16)``, else the bare type)."""
+    name, length, precision, scale = qlik_type(column)
+    if name == "NUMERIC":
+        return f"NUMERIC({precision},{scale})"
+    if name in ("WSTRING", "STRING", "BYTES") and length:
+        return f"{name}({length})"
+    return name
+
+
+def decimal_text(column: Column, value: Decimal) -> str:
+    """Fixed-point text with exactly ``scale`` digits; zero is never negative."""
+    scale = column.scale or 0
+    context = Context(prec=len(value.as_tuple().digits) + scale + 40)
+    quantized = value.quantize(Decimal(1).scaleb(-scale), context=context)
+    if quantized == 0:
+        quantized = abs(quantized)
+    return format(quantized, "f")
+
+
+def timestamp_text(value: dt.datetime) -> str:
+    """Qlik DATETIME text ``YYYY-MM-DD HH:MM:SS.ffffff`` (the bundled samples' spelling)."""
+    return (
+        f"{value.year:04d}-{value.month:02d}-{value.day:02d} "
+        f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}.{value.microsecond:06d}"
+    )
+
+
+def date_text(value: dt.date) -> str:
+    return f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
+
+
+def value_text(column: Column, value: Value) -> str | None:
+    """The text the project's decoder yields for ``value`` in both Qlik formats (None = NULL).
+
+    int / bigint: decimal digits; decimal: fixed-point with ``scale`` digits; double: Python's
+    shortest round-trip ``repr`` (``1.5``, ``1e+100``); boolean: ``true`` / ``false``; string:
+    itself; binary: uppercase hex digits; date: ``YYYY-MM-DD``; timestamp:
+    ``YYYY-MM-DD HH:MM:SS.ffffff``.
+    """
+    if value is None:
+        return None
+    match column.type:
+        case "int" | "bigint":
+            return str(int(value))  # type: ignore[arg-type]
+        case "decimal":
+            return decimal_text(column, Decimal(value))  # type: ignore[arg-type]
+        case "double":
+            return repr(float(value))  # type: ignore[arg-type]
+        case "boolean":
+            return "true" if value else "false"
+        case "string":
+            return str(value)
+        case "binary":
+            return bytes(value).hex().upper()  # type: ignore[arg-type]
+        case "date":
+            return date_text(value)  # type: ignore[arg-type]
+        case "timestamp":
+            return timestamp_text(value)  # type: ignore[arg-type]
+    raise ValueError(f"unknown logical type {column.type!r}")
+
+
+def wire_value(column: Column, value: Value) -> Any:
+    """The value as both framings carry it (Qlik "Kafka target data types", no logical types):
+    INT4 / INT8 / REAL8 / BOOLEAN as numbers and booleans, binary as bytes (JSON writes them as
+    hex digits), NUMERIC / DATE / DATETIME / strings as text."""
+    if value is None:
+        return None
+    match column.type:
+        case "int" | "bigint":
+            return int(value)  # type: ignore[arg-type]
+        case "double":
+            return float(value)  # type: ignore[arg-type]
+        case "boolean":
+            return bool(value)
+        case "binary":
+            return bytes(value)  # type: ignore[arg-type]
+    return value_text(column, value)
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def task_name(history: History) -> str:
+    """The simulated Qlik task: named after the source database (``source_database``)."""
+    return history.tables[0].database if history.tables else "cdc_simulator"
+
+
+def metadata_time(history: History) -> int:
+    """Epoch ms of the MD messages: the first item's commit time (0 for an empty history)."""
+    return history.items[0].commit_time_ms if history.items else 0
+
+
+def ms_text(epoch_ms: int) -> str:
+    """``YYYY-MM-DDTHH:MM:SS.mmm`` (UTC) of epoch milliseconds."""
+    moment = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=epoch_ms)
+    return f"{date_text(moment)}T{moment:%H:%M:%S}.{moment.microsecond // 1000:03d}"
+
+
+def qlik_table(spec: TableSpec, task: str, timestamp_ms: int) -> QlikTable:
+    """Version 1 of ``spec`` as its MD message describes it."""
+    columns = []
+    for column in spec.columns:
+        name, length, precision, scale = qlik_type(column)
+        position = spec.key_columns.index(column.name) + 1 if column.name in spec.key_columns else 0
+        columns.append(
+            QlikColumn(
+                column.name,
+                name,
+                length=length,
+                precision=precision,
+                scale=scale,
+                primary_key_position=position,
+                nullable=column.nullable,
+            )
+        )
+    return QlikTable(
+        server=SERVER,
+        task=task,
+        schema=spec.schema or spec.database,
+        table=spec.name,
+        version=1,
+        columns=tuple(columns),
+        timestamp=ms_text(timestamp_ms),
+    )
+
+
+def _bits(spec: TableSpec, names: set[str] | frozenset[str] | tuple[str, ...]) -> int:
+    return sum(1 << index for index, name in enumerate(spec.column_names) if name in names)
+
+
+def _lob_columns(spec: TableSpec) -> frozenset[str]:
+    return frozenset(c.name for c in spec.columns if qlik_type(c)[0] in LOB_TYPES)
+
+
+# --------------------------------------------------------------------------- data messages
+
+
+@dataclass(frozen=True)
+class DataMessage:
+    """One DT message before framing. ``data`` / ``before``: every column of the table in
+    ordinal order, Python values of :func:`wire_value` (a column not provided is None and its
+    ``column_mask`` bit is clear). Masks are integers (bit ``ordinal - 1``)."""
+
+    spec: TableSpec
+    operation: str
+    data: dict[str, Any]
+    before: dict[str, Any] | None
+    change_sequence: str
+    timestamp: str
+    stream_position: str
+    transaction_id: str
+    change_mask: int | None
+    column_mask: int
+    transaction_event_counter: int | None
+    transaction_last_event: bool | None
+    key: bytes
+    timestamp_ms: int
+    sequence: int
+
+
+def key_text(spec: TableSpec, row: Row) -> str:
+    """The Kafka key text of a row: its key columns' texts (every column without a key)."""
+    names = spec.key_columns or spec.column_names
+    return "+".join(value_text(spec.column(n), row[n]) or "" for n in names)
+
+
+def is_partial(change: RowChange, transaction: Transaction, index: int) -> bool:
+    """Whether this UPDATE is sent with only its key and changed columns (see module doc)."""
+    if change.op != "update" or not change.table.key_columns:
+        return False
+    provided = set(change.table.key_columns) | set(change.changed_columns)
+    if provided >= set(change.table.column_names):
+        return False
+    return zlib.crc32(f"{transaction.transaction_id}/{index}".encode()) % 2 == 0
+
+
+def _image(spec: TableSpec, row: Row | None, provided: set[str] | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    return {
+        c.name: wire_value(c, row[c.name]) if provided is None or c.name in provided else None
+        for c in spec.columns
+    }
+
+
+def data_messages(history: History) -> Iterator[DataMessage]:
+    """The DT messages of ``history`` in production (commit) order; see module doc.
+
+    Raises:
+        ValueError: the history holds a truncate (Qlik's Kafka target sends no data message
+            for it) or a table not listed in ``history.tables``.
+    """
+    known = set(history.tables)
+    counter = 0
+    for item in history.items:
+        if isinstance(item, Heartbeat):
+            continue  # Qlik's Kafka target sends no heartbeat messages
+        changes = [e for e in item.events if isinstance(e, RowChange)]
+        if any(isinstance(e, Truncate) for e in item.events):
+            raise ValueError("qlik formats cannot express a truncate (no data message for it)")
+        moment = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=item.commit_time_ms)
+        for index, change in enumerate(changes, start=1):
+            spec = change.table
+            if spec not in known:
+                raise ValueError(f"table {spec.name} is not among the history's tables")
+            every = _bits(spec, spec.column_names)
+            lobs = _lob_columns(spec)
+            row = change.after if change.after is not None else change.before
+            assert row is not None
+            operation = _OPERATIONS[change.op]
+            key = key_text(spec, row).encode("utf-8")
+            if operation == "REFRESH":
+                yield DataMessage(
+                    spec, operation, _image(spec, change.after, None) or {}, None,
+                    "", "", "", "", None, every, None, None,
+                    key, item.commit_time_ms, item.sequence,
+                )  # fmt: skip
+                continue
+            counter += 1
+            provided: set[str] | None = None
+            if operation == "INSERT":
+                changed = set(spec.column_names)
+                data, before = _image(spec, change.after, None), None
+            elif operation == "DELETE":
+                changed = set(spec.key_columns or spec.column_names)
+                data, before = _image(spec, change.before, None), None
+            else:
+                changed = set(change.changed_columns)
+                if is_partial(change, item, index):
+                    provided = set(spec.key_columns) | changed
+                data = _image(spec, change.after, provided)
+                before = _image(spec, change.before, provided)
+            assert data is not None
+            yield DataMessage(
+                spec=spec,
+                operation=operation,
+                data=data,
+                before=before,
+                change_sequence=f"{moment:%Y%m%d%H%M%S}{moment.microsecond // 10000:02d}"
+                f"{counter:019d}",
+                timestamp=ms_text(item.commit_time_ms),
+                stream_position=f"{BINLOG_FILE}:{4 + 256 * counter}",
+                transaction_id=format(item.sequence, "032X"),
+                change_mask=_bits(spec, changed - lobs),
+                column_mask=every if provided is None else _bits(spec, provided),
+                transaction_event_counter=index,
+                transaction_last_event=index == len(changes),
+                key=key,
+                timestamp_ms=item.commit_time_ms,
+                sequence=item.sequence,
+            )
+
+
+def hex_mask(mask: int | None) -> str | None:
+    """A mask as uppercase hex digits, two per byte (``0x0B`` -> ``"0B"``), as JSON sends it."""
+    if mask is None:
+        return None
+    return format(mask, "X").zfill(2 * max(1, (mask.bit_length() + 7) // 8))

@@ -1,0 +1,76 @@
+"""Encoder of the ``qlik_avro`` format: Qlik Replicate's Kafka target writing Avro messages
+(formats.md section 5, seed 004; what is sent and when: :mod:`._qlik`).
+
+Kafka value = one Avro ``MessageEnvelope`` (plain Avro binary, no schema-registry header;
+:mod:`cdc_lakehouse.encode.qlik_avro`):
+
+- MD: the metadata message encoded with the envelope's embedded metadata schema, one per
+  table, up front;
+- DT: the data message encoded with the table's ``dataSchema`` (the one its MD message
+  carries), referenced by the envelope's ``messageSchemaId`` and by
+  ``headers.externalSchemaId`` (= the MD ``schemaId``); masks as big-endian bytes.
+
+Values (Qlik "Kafka target data types", Avro primitive types, "use logical data types" off):
+INT4 -> int, INT8 -> long, REAL8 -> double, BOOLEAN -> boolean, BYTES / BLOB -> bytes,
+NUMERIC / DATE / DATETIME / WSTRING / NCLOB -> string (same text as JSON); a column that is
+not provided (columnMask bit clear) is null.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import fastavro
+
+from cdc_lakehouse.encode.qlik_avro import QlikTable, encode_metadata, envelope, mask_bytes
+from cdc_lakehouse.simulate.encoders import _qlik
+from cdc_lakehouse.simulate.encoders._qlik import FEATURES, source_type, value_text
+from cdc_lakehouse.simulate.history import History
+from cdc_lakehouse.simulate.messages import Message
+
+FORMAT = "qlik_avro"
+__all__ = ["FEATURES", "FORMAT", "encode", "source_type", "topics", "value_text"]
+
+
+def topics(history: History, prefix: str) -> list[str]:
+    """The one topic every table's MD and DT messages go to: ``<prefix>.qlik_avro``."""
+    return [f"{prefix}.{FORMAT}"]
+
+
+def _data_value(table: QlikTable, dt: _qlik.DataMessage, parsed: Any) -> bytes:
+    record = {
+        "data": dt.data,
+        "beforeData": dt.before,
+        "headers": {
+            "operation": dt.operation,
+            "changeSequence": dt.change_sequence,
+            "timestamp": dt.timestamp,
+            "streamPosition": dt.stream_position,
+            "transactionId": dt.transaction_id,
+            "changeMask": mask_bytes(dt.change_mask),
+            "columnMask": mask_bytes(dt.column_mask),
+            "externalSchemaId": table.id,
+            "transactionEventCounter": dt.transaction_event_counter,
+            "transactionLastEvent": dt.transaction_last_event,
+        },
+    }
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, parsed, record)
+    return envelope("DT", out.getvalue(), schema_id=table.id)
+
+
+def encode(history: History, prefix: str) -> list[Message]:
+    """Every message of ``history`` in production order: the MD messages, then the DT ones."""
+    topic = topics(history, prefix)[0]
+    task = _qlik.task_name(history)
+    md_time = _qlik.metadata_time(history)
+    tables = {spec: _qlik.qlik_table(spec, task, md_time) for spec in history.tables}
+    schemas = {spec: fastavro.parse_schema(t.data_schema()) for spec, t in tables.items()}
+    messages = [
+        Message(topic, None, encode_metadata(table), md_time, 0) for table in tables.values()
+    ]
+    for dt in _qlik.data_messages(history):
+        value = _data_value(tables[dt.spec], dt, schemas[dt.spec])
+        messages.append(Message(topic, dt.key, value, dt.timestamp_ms, dt.sequence))
+    return messages

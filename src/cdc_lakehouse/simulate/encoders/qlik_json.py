@@ -1,0 +1,93 @@
+"""Encoder of the ``qlik_json`` format: Qlik Replicate's Kafka target writing JSON messages in
+the ``atMSG`` envelope (formats.md section 5, seed 004; what is sent and when: :mod:`._qlik`).
+
+Kafka value = UTF-8 JSON (non-ASCII text as is), one envelope per message:
+
+- MD: ``{"magic": "atMSG", "type": "MD", "headers": null, "messageSchemaId": null,
+  "messageSchema": null, "message": <metadata message>}`` (``schemaId``, ``lineage``,
+  ``tableStructure.tableColumns``, ``dataSchema``), one per table, up front;
+- DT: the same envelope with ``"type": "DT"`` and ``messageSchemaId`` = the table's
+  ``schemaId``; ``message`` = ``{"data", "beforeData", "headers"}``, ``headers`` with
+  ``externalSchemaId`` (Qlik's "include external schema id header" option) and the masks as
+  hex digits (``"0B"``).
+
+Values (Qlik "Kafka target data types", JSON column): INT4 / INT8 / REAL8 as JSON numbers
+(REAL8 in Python's shortest round-trip spelling), BOOLEAN as true / false, BYTES / BLOB as
+uppercase hex digits, NUMERIC / DATE / DATETIME / WSTRING / NCLOB as strings; a column that
+is not provided (columnMask bit clear) is ``null``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from cdc_lakehouse.simulate.encoders import _qlik
+from cdc_lakehouse.simulate.encoders._qlik import FEATURES, source_type, value_text
+from cdc_lakehouse.simulate.history import History
+from cdc_lakehouse.simulate.messages import Message
+
+FORMAT = "qlik_json"
+__all__ = ["FEATURES", "FORMAT", "encode", "source_type", "topics", "value_text"]
+
+
+def topics(history: History, prefix: str) -> list[str]:
+    """The one topic every table's MD and DT messages go to: ``<prefix>.qlik_json``."""
+    return [f"{prefix}.{FORMAT}"]
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _envelope(message_type: str, message: dict[str, Any], schema_id: str | None) -> bytes:
+    return _json(
+        {
+            "magic": "atMSG",
+            "type": message_type,
+            "headers": None,
+            "messageSchemaId": schema_id,
+            "messageSchema": None,
+            "message": message,
+        }
+    )
+
+
+def _row(values: dict[str, Any] | None) -> dict[str, Any] | None:
+    if values is None:
+        return None
+    return {
+        name: value.hex().upper() if isinstance(value, bytes) else value
+        for name, value in values.items()
+    }
+
+
+def encode(history: History, prefix: str) -> list[Message]:
+    """Every message of ``history`` in production order: the MD messages, then the DT ones."""
+    topic = topics(history, prefix)[0]
+    task = _qlik.task_name(history)
+    md_time = _qlik.metadata_time(history)
+    tables = {spec: _qlik.qlik_table(spec, task, md_time) for spec in history.tables}
+    messages = [
+        Message(topic, None, _envelope("MD", table.metadata_message(), None), md_time, 0)
+        for table in tables.values()
+    ]
+    for dt in _qlik.data_messages(history):
+        table = tables[dt.spec]
+        headers = {
+            "operation": dt.operation,
+            "changeSequence": dt.change_sequence,
+            "timestamp": dt.timestamp,
+            "streamPosition": dt.stream_position,
+            "transactionId": dt.transaction_id,
+            "changeMask": _qlik.hex_mask(dt.change_mask),
+            "columnMask": _qlik.hex_mask(dt.column_mask),
+            "externalSchemaId": table.id,
+            "transactionEventCounter": dt.transaction_event_counter,
+            "transactionLastEvent": dt.transaction_last_event,
+        }
+        message = {"data": _row(dt.data), "beforeData": _row(dt.before), "headers": headers}
+        messages.append(
+            Message(topic, dt.key, _envelope("DT", message, table.id), dt.timestamp_ms, dt.sequence)
+        )
+    return messages
