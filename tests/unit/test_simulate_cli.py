@@ -57,7 +57,10 @@ def _fake_encoder() -> types.ModuleType:
 
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
+    """The fake encoder as the only registered one (the real ones have their own tests)."""
     module = _fake_encoder()
+    for name in list(ENCODERS):
+        monkeypatch.delitem(ENCODERS, name)
     monkeypatch.setitem(ENCODERS, module.FORMAT, module)
     return module
 
