@@ -14,11 +14,11 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any
 
-from cdc_lakehouse.simulate.history import Row, TableSpec
+from cdc_lakehouse.simulate.history import Column, Row, TableSpec, Value
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_DATE = dt.date(1970, 1, 1)
@@ -147,3 +147,47 @@ class SequenceIds:
 def task_start_ms(items: tuple[Any, ...]) -> int:
     """The sync task's start time: 60 s before the history's first item (0 for none)."""
     return max(items[0].commit_time_ms - 60_000, 0) if items else 0
+
+
+def json_value(
+    column: Column,
+    value: Value,
+    *,
+    date: Callable[[dt.date], int],
+    timestamp: Callable[[dt.datetime], int],
+) -> Any:
+    """The JSON value of ``value`` in an Alibaba JSON image (DataWorks / DataHub Blob, DataHub
+    Tuple, Lindorm SQL tables): integers as JSON integers, decimals with exactly ``scale``
+    digits and doubles as Java prints them (both as raw JSON numbers), booleans, strings,
+    binary as base64, and dates / timestamps as the epoch numbers ``date`` / ``timestamp``
+    give (the formats differ only there: ms, us or days). None for NULL."""
+    if value is None:
+        return None
+    kind = column.type
+    if kind in ("int", "bigint"):
+        return int(value)  # type: ignore[arg-type]
+    if kind == "decimal":
+        return RawNumber(decimal_text(value))  # type: ignore[arg-type]
+    if kind == "double":
+        return RawNumber(java_double_text(value))  # type: ignore[arg-type]
+    if kind == "boolean":
+        return bool(value)
+    if kind == "string":
+        return value
+    if kind == "binary":
+        return base64_text(value)  # type: ignore[arg-type]
+    if kind == "date":
+        return date(value)  # type: ignore[arg-type]
+    if kind == "timestamp":
+        return timestamp(value)  # type: ignore[arg-type]
+    raise ValueError(f"unknown logical type {kind!r}")
+
+
+def json_text(rendered: Any) -> str | None:
+    """The image text the project's decoders yield for a JSON value of :func:`json_value`:
+    ``true`` / ``false`` for booleans, the exact text otherwise, None for NULL."""
+    if rendered is None:
+        return None
+    if isinstance(rendered, bool):
+        return "true" if rendered else "false"
+    return str(rendered)

@@ -49,17 +49,15 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from cdc_lakehouse.simulate.encoders._alibaba_values import (
-    RawNumber,
     SequenceIds,
-    base64_text,
     date_epoch_ms,
-    decimal_text,
     dumps,
     epoch_ms,
-    java_double_text,
+    json_text,
     key_text,
     task_start_ms,
 )
+from cdc_lakehouse.simulate.encoders._alibaba_values import json_value as alibaba_json_value
 from cdc_lakehouse.simulate.history import (
     Column,
     Heartbeat,
@@ -116,36 +114,12 @@ def source_type(column: Column) -> str:
 
 def json_value(column: Column, value: Value) -> Any:
     """The JSON value of ``payload.<image>.dataColumn.<column>`` (see module doc)."""
-    if value is None:
-        return None
-    kind = column.type
-    if kind in ("int", "bigint"):
-        return int(value)  # type: ignore[arg-type]
-    if kind == "decimal":
-        return RawNumber(decimal_text(value))  # type: ignore[arg-type]
-    if kind == "double":
-        return RawNumber(java_double_text(value))  # type: ignore[arg-type]
-    if kind == "boolean":
-        return bool(value)
-    if kind == "string":
-        return value
-    if kind == "binary":
-        return base64_text(value)  # type: ignore[arg-type]
-    if kind == "date":
-        return date_epoch_ms(value)  # type: ignore[arg-type]
-    if kind == "timestamp":
-        return epoch_ms(value)  # type: ignore[arg-type]
-    raise ValueError(f"unknown logical type {kind!r}")
+    return alibaba_json_value(column, value, date=date_epoch_ms, timestamp=epoch_ms)
 
 
 def value_text(column: Column, value: Value) -> str | None:
     """The image text the decoder yields for ``value`` (None for NULL)."""
-    rendered = json_value(column, value)
-    if rendered is None:
-        return None
-    if isinstance(rendered, bool):
-        return "true" if rendered else "false"
-    return str(rendered)
+    return json_text(json_value(column, value))
 
 
 class _RowIds:

@@ -34,16 +34,14 @@ import datetime as dt
 from typing import Any
 
 from cdc_lakehouse.simulate.encoders._alibaba_values import (
-    RawNumber,
     SequenceIds,
-    base64_text,
-    decimal_text,
     dumps,
     epoch_us,
-    java_double_text,
+    json_text,
     key_text,
     task_start_ms,
 )
+from cdc_lakehouse.simulate.encoders._alibaba_values import json_value as alibaba_json_value
 from cdc_lakehouse.simulate.history import Column, History, Row, RowChange, TableSpec, Value
 from cdc_lakehouse.simulate.messages import Message
 
@@ -80,36 +78,12 @@ def source_type(column: Column) -> str:
 
 def json_value(column: Column, value: Value) -> Any:
     """The JSON value of the column in a Tuple record (see module doc)."""
-    if value is None:
-        return None
-    kind = column.type
-    if kind in ("int", "bigint"):
-        return int(value)  # type: ignore[arg-type]
-    if kind == "decimal":
-        return RawNumber(decimal_text(value))  # type: ignore[arg-type]
-    if kind == "double":
-        return RawNumber(java_double_text(value))  # type: ignore[arg-type]
-    if kind == "boolean":
-        return bool(value)
-    if kind == "string":
-        return value
-    if kind == "binary":
-        return base64_text(value)  # type: ignore[arg-type]
-    if kind == "date":
-        return epoch_us(dt.datetime.combine(value, dt.time()))  # type: ignore[arg-type]
-    if kind == "timestamp":
-        return epoch_us(value)  # type: ignore[arg-type]
-    raise ValueError(f"unknown logical type {kind!r}")
+    return alibaba_json_value(column, value, date=_date_epoch_us, timestamp=epoch_us)
 
 
 def value_text(column: Column, value: Value) -> str | None:
     """The image text the decoder yields for ``value`` (None for NULL)."""
-    rendered = json_value(column, value)
-    if rendered is None:
-        return None
-    if isinstance(rendered, bool):
-        return "true" if rendered else "false"
-    return str(rendered)
+    return json_text(json_value(column, value))
 
 
 def _record(
@@ -166,3 +140,8 @@ def encode(history: History, prefix: str) -> list[Message]:
                     )
                 )
     return messages
+
+
+def _date_epoch_us(value: dt.date) -> int:
+    """A DataHub TIMESTAMP for a date: epoch microseconds of its midnight, UTC."""
+    return epoch_us(dt.datetime.combine(value, dt.time()))

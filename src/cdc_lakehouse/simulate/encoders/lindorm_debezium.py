@@ -50,16 +50,15 @@ from decimal import Decimal
 from typing import Any
 
 from cdc_lakehouse.simulate.encoders._alibaba_values import (
-    RawNumber,
     base64_text,
     date_epoch_ms,
-    decimal_text,
     dumps,
     epoch_days,
     epoch_ms,
-    java_double_text,
+    json_text,
     key_text,
 )
+from cdc_lakehouse.simulate.encoders._alibaba_values import json_value as alibaba_json_value
 from cdc_lakehouse.simulate.history import Column, History, Row, RowChange, TableSpec, Value
 from cdc_lakehouse.simulate.messages import Message
 
@@ -102,36 +101,12 @@ def source_type(column: Column) -> str:
 
 def json_value(column: Column, value: Value) -> Any:
     """The JSON value of a SQL table's column (see module doc)."""
-    if value is None:
-        return None
-    kind = column.type
-    if kind in ("int", "bigint"):
-        return int(value)  # type: ignore[arg-type]
-    if kind == "decimal":
-        return RawNumber(decimal_text(value))  # type: ignore[arg-type]
-    if kind == "double":
-        return RawNumber(java_double_text(value))  # type: ignore[arg-type]
-    if kind == "boolean":
-        return bool(value)
-    if kind == "string":
-        return value
-    if kind == "binary":
-        return base64_text(value)  # type: ignore[arg-type]
-    if kind == "date":
-        return epoch_days(value)  # type: ignore[arg-type]
-    if kind == "timestamp":
-        return epoch_ms(value)  # type: ignore[arg-type]
-    raise ValueError(f"unknown logical type {kind!r}")
+    return alibaba_json_value(column, value, date=epoch_days, timestamp=epoch_ms)
 
 
 def value_text(column: Column, value: Value) -> str | None:
     """The image text the decoder yields for a SQL table's value (None for NULL)."""
-    rendered = json_value(column, value)
-    if rendered is None:
-        return None
-    if isinstance(rendered, bool):
-        return "true" if rendered else "false"
-    return str(rendered)
+    return json_text(json_value(column, value))
 
 
 def hbase_column_name(table: TableSpec, column: str) -> str:
