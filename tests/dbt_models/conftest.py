@@ -95,13 +95,13 @@ def built_lake(
     cases_dir = tmp_path_factory.mktemp("cases")
     for module in case_modules():
         module.write_dump(cases_dir / f"{module.__name__.rsplit('.', 1)[-1]}.jsonl")
+    # one topic dump directory for every format's part 1 (their topics differ): one ingest
     sim_dir = tmp_path_factory.mktemp("simulated")
     for simulation in simulations.values():
-        write_records(sim_dir / simulation.format, simulation.first_delivery.records)
+        write_records(sim_dir, simulation.first_delivery.records)
     first = ingest_dump(SAMPLE_DUMP)
     second = ingest_dump(cases_dir)
-    for simulation in simulations.values():
-        ingest_dump(sim_dir / simulation.format)
+    ingest_dump(sim_dir)
     run_dbt("build")
     return {"sample_ingest": first, "cases_ingest": second}
 
@@ -119,11 +119,11 @@ def simulated_increments(
     directory = tmp_path_factory.mktemp("simulated-increments")
     batches = max(len(s.second_delivery.batches) for s in simulations.values())
     for index in range(batches):
+        batch_dir = directory / f"batch-{index + 1}"
         for simulation in simulations.values():
             if index < len(simulation.second_delivery.batches):
-                records = simulation.second_delivery.batches[index]
-                if records:
-                    ingest_dump(write_records(directory / f"{index}" / simulation.format, records))
+                write_records(batch_dir, simulation.second_delivery.batches[index])
+        ingest_dump(batch_dir)  # one ingest batch for every format's records of the batch
         run_dbt("build" if index == batches - 1 else "run")
     incremental = {name: gold_tables(spark, s) for name, s in simulations.items()}
     incremental_states = row_states(spark)
