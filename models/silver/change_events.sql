@@ -2,12 +2,25 @@
     One row per row change, every format, one vocabulary (formats.md "Normalized vocabulary").
     Every staging *_events model of cdc_staging_event_models() contributes its change records;
     the columns below are the contract of this table.
+
+    Incremental (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run rewrites
+    the batch partitions holding a staging change resolved after the newest resolved_batch_id
+    it holds - the new batches, and older ones whose split update a new half completed.
 #}
+
+{{ batch_partitioned_config() }}
+
+{% if is_incremental() %}
+{% set batches = resolved_batches('change', held_max('resolved_batch_id')) %}
+{% endif %}
 
 with
 
 staging_events as (
-    {{ staging_events('change') }}
+    select * from ({{ staging_events('change') }})
+    {% if is_incremental() %}
+    where {{ batch_filter(batches) }}
+    {% endif %}
 ),
 
 final as (

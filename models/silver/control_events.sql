@@ -1,12 +1,20 @@
 {#
     Heartbeats and transaction markers of every format: they carry no row, but tell how fresh
-    (heartbeat) and how complete (transaction boundaries) the change stream is.
+    (heartbeat) and how complete (transaction boundaries) the change stream is. Incremental
+    (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run writes the new batches'
+    partitions.
 #}
+
+{{ batch_partitioned_config() }}
 
 with
 
 staging_events as (
-    {{ staging_events('control') }}
+    select * from ({{ staging_events('control') }})
+    {% if is_incremental() %}
+    {# control rows never change once written: the new batches only #}
+    where ingest_batch_id > {{ held_max('ingest_batch_id') }}
+    {% endif %}
 ),
 
 final as (

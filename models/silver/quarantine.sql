@@ -1,17 +1,31 @@
 {#
     Every bronze record that could not be decoded, with its reason code, a detail, the raw
     value and its Kafka coordinates. Nothing is dropped silently: a record is here, or in
-    change_events, control_events or schema_changes.
+    change_events, control_events or schema_changes. Incremental (macros/cdc_incremental.sql):
+    partitioned by ingest_batch_id; a run writes the new batches' partitions.
 #}
+
+{{ batch_partitioned_config() }}
+
+{% if is_incremental() %}
+{# quarantined records never change once written: a run writes the new batches only #}
+{% set held_batch = held_max('ingest_batch_id') %}
+{% endif %}
 
 with
 
 kafka_records as (
     select * from {{ ref('stg_bronze__kafka_records') }}
+    {% if is_incremental() %}
+    where ingest_batch_id > {{ held_batch }}
+    {% endif %}
 ),
 
 staging_events as (
-    {{ staging_events('quarantine') }}
+    select * from ({{ staging_events('quarantine') }})
+    {% if is_incremental() %}
+    where ingest_batch_id > {{ held_batch }}
+    {% endif %}
 ),
 
 {# formats decoded by a staging model (cdc_staging_event_models); the others are quarantined #}

@@ -15,7 +15,15 @@ from typing import Any
 import pytest
 
 import tests.dbt_models
-from tests.dbt_models.simulation import Simulation, gold_tables, simulate_all, write_records
+from tests.dbt_models.simulation import (
+    INCREMENTAL_TABLES,
+    Simulation,
+    comparable,
+    gold_tables,
+    simulate_all,
+    table_differences,
+    write_records,
+)
 
 SAMPLE_DUMP = Path(__file__).resolve().parents[2] / "sample_data" / "dump"
 
@@ -127,6 +135,10 @@ def simulated_increments(
         run_dbt("build" if index == batches - 1 else "run")
     incremental = {name: gold_tables(spark, s) for name, s in simulations.items()}
     incremental_states = row_states(spark)
+    # materialized in Spark's block manager: they outlive the full refresh's overwrite
+    incremental_tables = {
+        table: comparable(spark.table(table)).localCheckpoint() for table in INCREMENTAL_TABLES
+    }
     run_dbt("run", "--full-refresh")
     full_refresh = {name: gold_tables(spark, s) for name, s in simulations.items()}
     return {
@@ -134,6 +146,10 @@ def simulated_increments(
         "full_refresh": full_refresh,
         "incremental_states": incremental_states,
         "full_refresh_states": row_states(spark),
+        "table_differences": {
+            table: table_differences(frame, comparable(spark.table(table)))
+            for table, frame in incremental_tables.items()
+        },
     }
 
 

@@ -22,14 +22,48 @@
       randomly, so only the sequence id orders them.
 
     A table, not a view: four silver models and the tests read it (see stg_dataworks__events).
+    Incremental like stg_dataworks__events: a run rewrites the new batches and the older
+    batches holding an after half that a new before half completes.
 #}
 
-{{ config(materialized='table') }}
+{{ batch_partitioned_config() }}
 
 with
 
-records as (
+all_records as (
     select * from {{ ref('stg_datahub_tuple__records') }}
+),
+
+{% if is_incremental() %}
+{% set held_batch = held_max('ingest_batch_id') %}
+
+{# held after halves still waiting for their before half, that a new before half completes
+   (same topic, table and _sequence_id_): their batches are computed again #}
+reopened_batches as (
+    select distinct held.ingest_batch_id
+    from {{ this }} as held
+    inner join all_records as new_halves
+        on new_halves.ingest_batch_id > {{ held_batch }}
+        and new_halves.op_code = 'U'
+        and new_halves.before_image_flag = 'Y'
+        and held.kafka_topic = new_halves.topic
+        and held.source_table = coalesce(
+            new_halves.source_table, element_at(split(new_halves.topic, '[.]'), -1)
+        )
+        and held.source_sequence_id = new_halves.sequence_id
+    where held.record_kind = 'change'
+        and held.op = 'update'
+        and held.image_rank = 1
+        and held.before_row_key is null
+),
+{% endif %}
+
+records as (
+    select * from all_records
+    {% if is_incremental() %}
+    where ingest_batch_id > {{ held_batch }}
+        or ingest_batch_id in (select ingest_batch_id from reopened_batches)
+    {% endif %}
 ),
 
 classified as (
@@ -178,9 +212,19 @@ update_before_halves as (
         source_table,
         source_sequence_id,
         max(row_key) as before_row_key,
-        max(ingest_batch_id) as before_half_batch_id
-    from events
-    where record_kind = 'change' and op = 'update' and image_rank = 0
+        min(ingest_batch_id) as before_half_batch_id
+    from (
+        select kafka_topic, source_table, source_sequence_id, row_key, ingest_batch_id
+        from events
+        where record_kind = 'change' and op = 'update' and image_rank = 0
+        {% if is_incremental() %}
+        {# before halves held from earlier runs, for new after halves #}
+        union all
+        select kafka_topic, source_table, source_sequence_id, row_key, ingest_batch_id
+        from {{ this }}
+        where record_kind = 'change' and op = 'update' and image_rank = 0
+        {% endif %}
+    )
     group by 1, 2, 3
 ),
 
@@ -188,7 +232,8 @@ final as (
     select
         events.* except (before_row_key, resolved_batch_id),
         coalesce(events.before_row_key, update_before_halves.before_row_key) as before_row_key,
-        {# the after half is final once its before half has arrived, maybe in a later batch #}
+        {# the after half is final once its before half has first arrived, maybe in a later
+           batch (a redelivered before half changes nothing) #}
         greatest(
             events.resolved_batch_id,
             coalesce(update_before_halves.before_half_batch_id, events.resolved_batch_id)

@@ -25,14 +25,20 @@
       write it in seconds, formats.md says ms). source_schema_version: tags["metaVersion"].
 
     A table, not a view (see stg_dataworks__events): four silver models and tests read it.
+
+    Incremental (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run computes
+    the new batches only (a record of this format depends on no other record).
 #}
 
-{{ config(materialized='table') }}
+{{ batch_partitioned_config() }}
 
 with
 
 records as (
     select * from {{ ref('stg_dts_avro__records') }}
+    {% if is_incremental() %}
+    where ingest_batch_id > {{ held_max('ingest_batch_id') }}
+    {% endif %}
 ),
 
 classified as (

@@ -21,14 +21,20 @@
 
     A table, not a view: four silver models and its tests read it; as a view each of them would
     plan and run the decoding, classification and window again.
+
+    Incremental (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run computes
+    the new batches only (a record of this format depends on no other record).
 #}
 
-{{ config(materialized='table') }}
+{{ batch_partitioned_config() }}
 
 with
 
 canal_rows as (
     select * from {{ ref('stg_dts_canal__rows') }}
+    {% if is_incremental() %}
+    where ingest_batch_id > {{ held_max('ingest_batch_id') }}
+    {% endif %}
 ),
 
 op_codes as (

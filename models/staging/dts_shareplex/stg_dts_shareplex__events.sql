@@ -33,56 +33,211 @@
       source_position: meta.rowid (Oracle ROWID of the row; kept, not used as a key).
 
     A table, not a view (see stg_dataworks__events): four silver models and tests read it.
+
+    Incremental (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run rewrites
+    the new batches; the older batches holding an UPDATE AFTER that a new UPDATE BEFORE
+    completes; and the older batches holding changes keyed by the learned key of a table
+    whose learned key settles in a new batch. key_learned_batch_id: the first batch after which
+    the table's learned key did not change again; the resolved_batch_id of a change keyed by
+    it is at least that batch (the same in a full and an incremental build).
 #}
 
-{{ config(materialized='table') }}
+{{ batch_partitioned_config() }}
+
+{# the op, op kind, images, sent key columns and ordering key of a message #}
+{% set classification %}
+case
+    when op_code in ('ins', 'INSERT') then 'insert'
+    when op_code in ('upd', 'UPDATE', 'UPDATE BEFORE', 'UPDATE AFTER') then 'update'
+    when op_code in ('del', 'DELETE') then 'delete'
+end as op,
+case
+    when op_code in (
+        'ins', 'INSERT', 'upd', 'UPDATE', 'UPDATE BEFORE', 'UPDATE AFTER', 'del',
+        'DELETE'
+    ) then 'change'
+    when op_code in ('TRUNCATE', 'DROP COLUMN') then 'ddl'
+end as op_kind,
+case when op_code = 'UPDATE BEFORE' then 0 else 1 end as image_rank,
+case
+    when op_code in ('upd', 'UPDATE', 'UPDATE AFTER') then key_image
+    when op_code in ('del', 'DELETE', 'UPDATE BEFORE')
+        then {{ overlay_image('data_image', 'key_image') }}
+end as before_values,
+case
+    when op_code in ('ins', 'INSERT', 'upd', 'UPDATE', 'UPDATE AFTER') then data_image
+end as after_values,
+{# the columns that identify the row, when the message itself says #}
+case
+    when key_image is not null and size(key_image) > 0 then map_keys(key_image)
+    when op_code in ('del', 'DELETE') and size(data_image) > 0 then map_keys(data_image)
+end as sent_key_columns,
+case
+    when scn is not null and length(scn) <= 30 and coalesce(seq, 0) <= 9999999999
+        then concat_ws(
+            '.',
+            {{ padded_number('scn', 30) }},
+            {{ padded_number('coalesce(seq, 0)', 10) }},
+            cast(case when op_code = 'UPDATE BEFORE' then 0 else 1 end as string),
+            {{ padded_number('partition', 10) }},
+            {{ padded_number('offset', 20) }}
+        )
+end as ordering_key
+{% endset %}
 
 with
 
-messages as (
+all_messages as (
     select * from {{ ref('stg_dts_shareplex__messages') }}
+),
+
+{% if is_incremental() %}
+{% set held_batch = held_max('ingest_batch_id') %}
+
+new_classified as (
+    select
+        *,
+        {{ classification }}
+    from all_messages
+    where ingest_batch_id > {{ held_batch }}
+),
+{% endif %}
+
+{# every message that sent its identifying columns: of all batches in a full build; of the
+   new batches plus the held rows in an incremental one #}
+key_messages as (
+    select
+        source_format,
+        source_schema,
+        source_table,
+        ingest_batch_id,
+        ordering_key,
+        array_sort(sent_key_columns) as sent_key_columns
+    {% if is_incremental() %}
+    from new_classified
+    {% else %}
+    from (select *, {{ classification }} from all_messages)
+    {% endif %}
+    where decode_error is null
+        and op_kind = 'change'
+        and sent_key_columns is not null
+        and ordering_key is not null
+    {% if is_incremental() %}
+    union all
+    select
+        source_format,
+        source_schema,
+        source_table,
+        ingest_batch_id,
+        ordering_key,
+        sent_key_columns
+    from {{ this }}
+    where record_kind = 'change' and sent_key_columns is not null
+    {% endif %}
+),
+
+{# per table and batch: the identifying columns most recently sent (by ordering key) in the
+   batches up to it #}
+running_keys as (
+    select
+        source_format,
+        source_schema,
+        source_table,
+        ingest_batch_id,
+        max(batch_latest) over (
+            partition by source_format, source_schema, source_table
+            order by ingest_batch_id
+            rows between unbounded preceding and current row
+        ).sent_key_columns as learned_key_columns
+    from (
+        select
+            source_format,
+            source_schema,
+            source_table,
+            ingest_batch_id,
+            max(struct(ordering_key, sent_key_columns)) as batch_latest
+        from key_messages
+        group by 1, 2, 3, 4
+    )
+),
+
+key_histories as (
+    select
+        *,
+        max_by(learned_key_columns, ingest_batch_id) over (
+            partition by source_format, source_schema, source_table
+        ) as final_key_columns
+    from running_keys
+),
+
+{# per table: the identifying columns its messages sent most recently (for inserts), and the
+   first batch after which they did not change again #}
+table_keys as (
+    select
+        source_format,
+        source_schema,
+        source_table,
+        max(final_key_columns) as learned_key_columns,
+        min(ingest_batch_id) as key_learned_batch_id
+    from (
+        select
+            *,
+            max(
+                case when learned_key_columns != final_key_columns then ingest_batch_id end
+            ) over (partition by source_format, source_schema, source_table) as last_other_batch
+        from key_histories
+    )
+    where ingest_batch_id > coalesce(last_other_batch, -1)
+    group by 1, 2, 3
+),
+
+{% if is_incremental() %}
+{# older batches to compute again: those holding an UPDATE AFTER without key that a new
+   UPDATE BEFORE completes, and those holding changes keyed by a learned key that settled
+   in another batch since #}
+reopened_batches as (
+    select distinct held.ingest_batch_id
+    from {{ this }} as held
+    inner join new_classified as new_halves
+        on new_halves.op_code = 'UPDATE BEFORE'
+        and held.source_format = new_halves.source_format
+        and held.source_schema <=> new_halves.source_schema
+        and held.source_table = new_halves.source_table
+        and held.transaction_id <=> new_halves.trans
+        and held.source_scn = new_halves.scn
+        and (
+            held.transaction_event_index - 1 <=> new_halves.seq
+            or held.transaction_event_index <=> new_halves.seq
+        )
+    where held.record_kind = 'change'
+        and held.source_op = 'UPDATE AFTER'
+        and held.before_image is null
+        and held.before_row_key is null
+    union
+    select held.ingest_batch_id
+    from {{ this }} as held
+    left join table_keys
+        on held.source_format = table_keys.source_format
+        and held.source_schema <=> table_keys.source_schema
+        and held.source_table = table_keys.source_table
+    where held.record_kind = 'change'
+        and held.sent_key_columns is null
+        and not held.key_learned_batch_id <=> table_keys.key_learned_batch_id
+),
+{% endif %}
+
+messages as (
+    select * from all_messages
+    {% if is_incremental() %}
+    where ingest_batch_id > {{ held_batch }}
+        or ingest_batch_id in (select ingest_batch_id from reopened_batches)
+    {% endif %}
 ),
 
 classified as (
     select
         *,
-        case
-            when op_code in ('ins', 'INSERT') then 'insert'
-            when op_code in ('upd', 'UPDATE', 'UPDATE BEFORE', 'UPDATE AFTER') then 'update'
-            when op_code in ('del', 'DELETE') then 'delete'
-        end as op,
-        case
-            when op_code in (
-                'ins', 'INSERT', 'upd', 'UPDATE', 'UPDATE BEFORE', 'UPDATE AFTER', 'del',
-                'DELETE'
-            ) then 'change'
-            when op_code in ('TRUNCATE', 'DROP COLUMN') then 'ddl'
-        end as op_kind,
-        case when op_code = 'UPDATE BEFORE' then 0 else 1 end as image_rank,
-        case
-            when op_code in ('upd', 'UPDATE', 'UPDATE AFTER') then key_image
-            when op_code in ('del', 'DELETE', 'UPDATE BEFORE')
-                then {{ overlay_image('data_image', 'key_image') }}
-        end as before_values,
-        case
-            when op_code in ('ins', 'INSERT', 'upd', 'UPDATE', 'UPDATE AFTER') then data_image
-        end as after_values,
-        {# the columns that identify the row, when the message itself says #}
-        case
-            when key_image is not null and size(key_image) > 0 then map_keys(key_image)
-            when op_code in ('del', 'DELETE') and size(data_image) > 0 then map_keys(data_image)
-        end as sent_key_columns,
-        case
-            when scn is not null and length(scn) <= 30 and coalesce(seq, 0) <= 9999999999
-                then concat_ws(
-                    '.',
-                    {{ padded_number('scn', 30) }},
-                    {{ padded_number('coalesce(seq, 0)', 10) }},
-                    cast(case when op_code = 'UPDATE BEFORE' then 0 else 1 end as string),
-                    {{ padded_number('partition', 10) }},
-                    {{ padded_number('offset', 20) }}
-                )
-        end as ordering_key
+        {{ classification }}
     from messages
 ),
 
@@ -94,21 +249,6 @@ imaged as (
             else {{ overlay_image('key_image', 'data_image') }}
         end as identity_image
     from classified
-),
-
-{# per table, the identifying columns its messages sent most recently (for inserts) #}
-table_keys as (
-    select
-        source_format,
-        source_schema,
-        source_table,
-        max_by(array_sort(sent_key_columns), ordering_key) as learned_key_columns
-    from imaged
-    where decode_error is null
-        and op_kind = 'change'
-        and sent_key_columns is not null
-        and ordering_key is not null
-    group by 1, 2, 3
 ),
 
 keyed as (
@@ -127,7 +267,8 @@ keyed as (
                 {{ missing_key_columns('imaged.identity_image', 'table_keys.learned_key_columns') }}
             ) = 0 then 'unique_key'
             else 'all_columns'
-        end as key_source
+        end as key_source,
+        table_keys.key_learned_batch_id as table_key_learned_batch_id
     from imaged
     left join table_keys
         on imaged.source_format = table_keys.source_format
@@ -212,6 +353,11 @@ events as (
             when op_code = 'DROP COLUMN' then cast(value as string)
         end as ddl_text,
         value as raw_value,
+        array_sort(sent_key_columns) as sent_key_columns,
+        case
+            when quarantine_reason is null and op_kind = 'change' and sent_key_columns is null
+                then table_key_learned_batch_id
+        end as key_learned_batch_id,
         seq
     from checked
 ),
@@ -225,18 +371,55 @@ update_before_halves as (
         transaction_id,
         source_scn,
         seq,
-        max(row_key) as before_row_key
-    from events
-    where record_kind = 'change' and source_op = 'UPDATE BEFORE'
+        max(row_key) as before_row_key,
+        min(ingest_batch_id) as before_half_batch_id
+    from (
+        select
+            source_format,
+            source_schema,
+            source_table,
+            transaction_id,
+            source_scn,
+            seq,
+            row_key,
+            ingest_batch_id
+        from events
+        where record_kind = 'change' and source_op = 'UPDATE BEFORE'
+        {% if is_incremental() %}
+        {# UPDATE BEFORE halves held from earlier runs, for new UPDATE AFTER halves #}
+        union all
+        select
+            source_format,
+            source_schema,
+            source_table,
+            transaction_id,
+            source_scn,
+            cast(transaction_event_index as bigint) as seq,
+            row_key,
+            ingest_batch_id
+        from {{ this }}
+        where record_kind = 'change' and source_op = 'UPDATE BEFORE'
+        {% endif %}
+    )
     group by 1, 2, 3, 4, 5, 6
 ),
 
 paired as (
     select
-        events.* except (before_row_key),
+        events.* except (before_row_key, resolved_batch_id),
         coalesce(
             events.before_row_key, previous_half.before_row_key, same_seq_half.before_row_key
-        ) as before_row_key
+        ) as before_row_key,
+        {# final once its UPDATE BEFORE half first arrived, and its learned key settled #}
+        greatest(
+            events.resolved_batch_id,
+            coalesce(
+                previous_half.before_half_batch_id,
+                same_seq_half.before_half_batch_id,
+                events.resolved_batch_id
+            ),
+            coalesce(events.key_learned_batch_id, events.resolved_batch_id)
+        ) as resolved_batch_id
     from events
     left join update_before_halves as previous_half
         on events.record_kind = 'change'

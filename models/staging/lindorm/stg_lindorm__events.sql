@@ -22,14 +22,20 @@
       so duplicates share the timestamps and differ only by Kafka coordinates.
 
     A table, not a view: four silver models and the tests read it (see stg_dataworks__events).
+
+    Incremental (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run computes
+    the new batches only (a record of this format depends on no other record).
 #}
 
-{{ config(materialized='table') }}
+{{ batch_partitioned_config() }}
 
 with
 
 envelopes as (
     select * from {{ ref('stg_lindorm__envelopes') }}
+    {% if is_incremental() %}
+    where ingest_batch_id > {{ held_max('ingest_batch_id') }}
+    {% endif %}
 ),
 
 classified as (

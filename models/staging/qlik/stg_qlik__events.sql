@@ -16,14 +16,20 @@
     Key columns: primaryKeyPosition > 0 of the matched metadata message, in key order; a
     table without one is keyed by all columns of the image. A table, not a view: silver
     models and tests read it several times (see stg_dataworks__events).
+
+    Incremental (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run computes
+    the new batches only (a record of this format depends on no other record).
 #}
 
-{{ config(materialized='table') }}
+{{ batch_partitioned_config() }}
 
 with
 
 messages as (
     select * from {{ ref('stg_qlik__messages') }}
+    {% if is_incremental() %}
+    where ingest_batch_id > {{ held_max('ingest_batch_id') }}
+    {% endif %}
 ),
 
 classified as (
