@@ -26,6 +26,12 @@
     these are read from the whole of silver.change_events for the old keys involved, so a
     late change of an old key still reaches the new key.
 
+    Keys learned later: a Shareplex insert carries no key; it is keyed by the key its table's
+    upd / del messages send (key_source unique_key), and by all its columns while none has
+    arrived. When the key arrives in a later batch, staging computes the insert's batch again
+    (its resolved_batch_id becomes that later batch): the run then removes the insert's
+    provisional all-columns identity, which a full build never has.
+
     The result equals `dbt build --full-refresh` (tested).
 #}
 
@@ -87,6 +93,38 @@ change_versions as (
     where all_change_versions.resolved_batch_id > applied_batches.last_resolved_batch_id
     {% endif %}
 ),
+
+{% if is_incremental() %}
+{# changes built in an earlier run and keyed again now by a key learned since (their batch was
+   computed again: ingest_batch_id already applied, resolved_batch_id new): the identity they
+   had before, all the columns of their image, is removed #}
+retracted_identities as (
+    select distinct
+        source_format,
+        source_database,
+        source_schema,
+        source_table,
+        provisional_row_key as row_key,
+        pmod(
+            xxhash64(
+                source_format, source_database, source_schema, source_table, provisional_row_key
+            ),
+            {{ var('cdc_row_buckets') }}
+        ) as row_bucket
+    from (
+        select
+            change_events.*,
+            {{ canonical_row_key('after_image', 'map_keys(after_image)') }} as provisional_row_key
+        from change_events
+        cross join applied_batches
+        where change_events.resolved_batch_id > applied_batches.last_resolved_batch_id
+            and change_events.ingest_batch_id <= applied_batches.last_resolved_batch_id
+            and change_events.key_source = 'unique_key'
+            and change_events.after_image is not null
+    )
+    where provisional_row_key != row_key
+),
+{% endif %}
 
 {# an update that moves the key ends the row under its old key #}
 key_moves as (
@@ -252,8 +290,24 @@ state_contributions as (
         whole_row_ordering_key,
         column_entries,
         last_resolved_batch_id as resolved_batch_id
-    from {{ this }}
-    where row_bucket in (select distinct row_bucket from new_versions)
+    from {{ this }} as held_states
+    {# every row of a touched bucket is written again, but a retracted one (a bucket whose
+       only rows are retracted would keep its old files - dynamic partition overwrite writes
+       only buckets that have rows - which takes a lake of a few rows) #}
+    where row_bucket in (
+        select row_bucket from new_versions
+        union
+        select row_bucket from retracted_identities
+    )
+        and not exists (
+            select 1
+            from retracted_identities
+            where retracted_identities.source_format = held_states.source_format
+                and retracted_identities.source_database <=> held_states.source_database
+                and retracted_identities.source_schema <=> held_states.source_schema
+                and retracted_identities.source_table = held_states.source_table
+                and retracted_identities.row_key = held_states.row_key
+        )
     {% endif %}
 ),
 

@@ -113,7 +113,20 @@ CHANGES: list[tuple[int, str]] = [
     # DDL-like ops -> schema_changes
     (1, msg("TRUNCATE", 1200, table="EDGE.NUMS")),
     (1, msg("DROP COLUMN", 1201, table="EDGE.NUMS", data={"V": None})),
+    # EDGE.LATE_KEYED: only inserts in the first ingest batch, so no key to learn yet (keyed
+    # by all columns); its upd / del arrive in a later batch (INCREMENT) and teach the key ID
+    (5, msg("ins", 1300, table="EDGE.LATE_KEYED", data={"ID": "1", "STATUS": "new"})),
+    (5, msg("ins", 1301, table="EDGE.LATE_KEYED", data={"ID": "2", "STATUS": "new"})),
 ]
+
+# Messages of a later ingest batch (fixture simulated_increments, first increment).
+INCREMENT: list[tuple[int, str]] = [
+    (5, msg("upd", 1302, table="EDGE.LATE_KEYED", data={"STATUS": "paid"}, key={"ID": "1"})),
+    (5, msg("del", 1303, table="EDGE.LATE_KEYED", data={"ID": "2"})),
+]
+EXPECTED_LATE_KEYED = {'{"ID":"1"}': {"ID": "1", "STATUS": "paid"}}
+"""gold.current_rows of EDGE.LATE_KEYED after INCREMENT: the first batch's inserts are keyed
+by the key learned later, in an incremental run as in a full refresh."""
 
 # (value or None for a Kafka NULL value, expected reason)
 BROKEN: list[tuple[str | None, str]] = [
@@ -155,11 +168,14 @@ EXPECTED_ORDERS: dict[str, dict[str, str | None]] = {
 EXPECTED_NUMS = {'{"K":"1"}': {"K": "1", "V": "new"}}
 
 
-def write_dump(path: Path) -> Path:
-    """Write the cases as a topic dump file at ``path``; return it."""
-    offsets: dict[int, int] = {}
+def dump_lines(
+    changes: list[tuple[int, str]], offsets: dict[int, int] | None = None
+) -> list[dict[str, Any]]:
+    """Dump records of ``changes`` on TOPIC, numbering each partition's offsets on from
+    ``offsets`` (partition -> next offset; updated in place)."""
+    offsets = {} if offsets is None else offsets
     lines = []
-    for partition, value in CHANGES:
+    for partition, value in changes:
         offset = offsets.get(partition, 0)
         offsets[partition] = offset + 1
         lines.append(
@@ -172,9 +188,24 @@ def write_dump(path: Path) -> Path:
                 "value": value,
             }
         )
+    return lines
+
+
+def write_dump(path: Path) -> Path:
+    """Write the cases as a topic dump file at ``path``; return it."""
+    lines = dump_lines(CHANGES)
     for offset, (value, _reason) in enumerate(BROKEN):
         lines.append(
             {"topic": TOPIC, "partition": 4, "offset": offset, "key": None, "value": value}
         )
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    return path
+
+
+def write_increment_dump(path: Path) -> Path:
+    """Write INCREMENT (the offsets after CHANGES') as a topic dump file at ``path``."""
+    offsets: dict[int, int] = {}
+    dump_lines(CHANGES, offsets)
+    lines = dump_lines(INCREMENT, offsets)
     path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
     return path

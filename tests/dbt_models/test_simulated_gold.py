@@ -15,6 +15,8 @@ from __future__ import annotations
 import pytest
 
 from cdc_lakehouse.simulate.encoders import ENCODERS
+from tests.dbt_models import dts_shareplex_cases as shareplex_cases
+from tests.dbt_models.helpers import gold_rows
 from tests.dbt_models.simulation import (
     INCREMENTAL_TABLES,
     differences,
@@ -23,6 +25,7 @@ from tests.dbt_models.simulation import (
 )
 
 FORMATS = sorted(ENCODERS)
+LATE_KEYED = "source_schema = 'EDGE' and source_table = 'LATE_KEYED'"
 
 
 @pytest.mark.parametrize("format_", FORMATS)
@@ -80,3 +83,13 @@ def test_incremental_silver_equals_the_full_refresh(simulated_increments, table)
     found = simulated_increments["table_differences"][table]
     assert found["rows"] > 0
     assert found == {"rows": found["rows"], "only_incremental": 0, "only_full_refresh": 0}
+
+
+def test_inserts_keyed_by_a_key_learned_in_a_later_batch(spark, simulated_increments):
+    """Shareplex inserts carry no key: a table whose first batch holds only inserts is keyed
+    by all columns until its upd / del of a later batch teach the key. The incremental run
+    re-keys those inserts without leaving their all-columns rows behind (row_states equal
+    the full refresh's: test_incremental_row_states_equal_the_full_refresh); gold holds the
+    one live row."""
+    assert simulated_increments["late_keyed"] == shareplex_cases.EXPECTED_LATE_KEYED
+    assert gold_rows(spark, LATE_KEYED) == shareplex_cases.EXPECTED_LATE_KEYED
