@@ -4,9 +4,12 @@ render in each registry format.
 A history is what happened at the source, independent of any message format:
 
 - ``tables``: the source tables (``TableSpec``), with typed columns and primary key columns
-  (empty for a table without a key).
+  (empty for a table without a key), *as first declared*: a table altered by a
+  ``SchemaChange`` keeps its first version here; :meth:`History.table_versions` gives every
+  version of a table in order.
 - ``items``: in commit order, ``Transaction`` and ``Heartbeat`` items. A transaction holds
-  ``RowChange`` and ``Truncate`` events in their order inside the transaction.
+  ``RowChange``, ``Truncate`` and ``SchemaChange`` events in their order inside the
+  transaction.
 
 Values are plain Python values of the column's logical type:
 
@@ -35,10 +38,25 @@ Generator rules the encoders and the oracle may rely on:
 - Snapshot rows (op ``snapshot``, the full load) come first, in transactions of their own,
   before any change of the same table.
 - ``RowChange.before`` and ``RowChange.after`` are always whole rows (every column of the
-  table). Which columns a message actually carries (partial images, Canal ``old``, Qlik
-  masks) is the encoder's choice; it may only leave out columns whose value did not change
+  table; after a schema change ``before`` is the row as last written, see below). Which
+  columns a message actually carries (partial images, Canal ``old``, Qlik masks) is the
+  encoder's choice; it may only leave out columns whose value did not change
   (``RowChange.changed_columns``).
 - A table without a key never holds two identical rows.
+
+Schema changes (``SchemaChange``: add / drop / rename / widen a column; only
+:mod:`.schema_evolution` makes them, ``generate`` never does):
+
+- A schema change is alone in its transaction. ``SchemaChange.table`` is the table's spec
+  after the DDL (same database / schema / name, other columns), ``previous`` the spec before.
+  Key columns are never dropped, renamed or widened.
+- Row changes after it carry the new spec (``RowChange.table``), and ``after`` is a whole row
+  of the new spec. ``before`` is the row *as last written to the stream* (the oracle's live
+  row): it lacks a column added since, and keeps an old column name after a rename or drop
+  (``{"name": ...}`` where the spec now says ``title``). So after a schema change ``before``
+  and ``after`` may have different columns; a column of the spec that ``before`` lacks counts
+  as changed (``RowChange.changed_columns``) and encoders render a column a row lacks as
+  NULL. Without schema changes ``before`` and ``after`` always have the table's columns.
 """
 
 from __future__ import annotations
@@ -108,13 +126,16 @@ class RowChange:
 
     @property
     def changed_columns(self) -> tuple[str, ...]:
-        """Columns whose value differs between before and after (updates), in column order."""
+        """Columns whose value differs between before and after (updates), in column order;
+        a column of the table that ``before`` (or ``after``) lacks counts as changed (after a
+        schema change, see the module doc)."""
         if self.before is None or self.after is None:
             return ()
+        before, after = self.before, self.after
         return tuple(
             name
             for name in self.table.column_names
-            if not _same_value(self.before[name], self.after[name])
+            if name not in before or name not in after or not _same_value(before[name], after[name])
         )
 
     @property
@@ -134,7 +155,27 @@ class Truncate:
     table: TableSpec
 
 
-Event: TypeAlias = RowChange | Truncate
+SchemaChangeKind: TypeAlias = Literal["add_column", "drop_column", "rename_column", "widen_column"]
+
+
+@dataclass(frozen=True)
+class SchemaChange:
+    """A DDL on one table. ``table``: the table spec after the change; ``previous``: before.
+
+    ``column``: the column added / dropped / renamed (its old name) / widened; ``new_name``:
+    the new name (``rename_column`` only); ``comment``: the column comment of the statement
+    (``add_column`` only; ``COMMENT '...'`` in the DDL text some formats carry). Key columns
+    are never dropped, renamed or widened. Changes no row (see the module doc)."""
+
+    table: TableSpec
+    previous: TableSpec
+    kind: SchemaChangeKind
+    column: str
+    new_name: str | None = None
+    comment: str | None = None
+
+
+Event: TypeAlias = RowChange | Truncate | SchemaChange
 
 
 @dataclass(frozen=True)
@@ -163,7 +204,7 @@ Item: TypeAlias = Transaction | Heartbeat
 
 @dataclass(frozen=True)
 class History:
-    """A generated history: its tables and its items in commit order."""
+    """A generated history: its tables (as first declared) and its items in commit order."""
 
     tables: tuple[TableSpec, ...]
     items: tuple[Item, ...] = field(default_factory=tuple)
@@ -180,6 +221,18 @@ class History:
             for event in transaction.events
             if isinstance(event, RowChange)
         )
+
+    def table_versions(self, name: str) -> tuple[TableSpec, ...]:
+        """Every version of table ``name`` in order: as declared in ``tables``, then the spec
+        after each ``SchemaChange`` of it. Raises KeyError for an unknown table."""
+        versions = [table for table in self.tables if table.name == name]
+        if not versions:
+            raise KeyError(f"the history has no table {name!r}")
+        for transaction in self.transactions:
+            for event in transaction.events:
+                if isinstance(event, SchemaChange) and event.table.name == name:
+                    versions.append(event.table)
+        return tuple(versions)
 
 
 def _same_value(left: Value, right: Value) -> bool:

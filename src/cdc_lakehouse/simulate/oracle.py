@@ -18,6 +18,15 @@ Rules applied (in the order of ``History.items``, then of the events inside a tr
   is live.
 - delete: the row under ``key_of(before)`` is gone.
 - truncate: every row of the table is gone.
+- schema change (``SchemaChange``: add / drop / rename / widen a column): changes no row. The
+  oracle keeps each row *as last written* (the project's lenient gold rule for DDL): a row
+  written before an ADD COLUMN lacks the added column (gold: NULL) until its next change; a
+  row written before a RENAME keeps the old column name until its next change, whose whole
+  new-spec ``after`` then holds the value under the new name (gold may keep the old name's
+  column with the value written before); a dropped column keeps its last written value in
+  rows not changed since (rows changed since lack it); a widened column keeps its values. So
+  the rows of one table may have different columns: each row has the columns of the table
+  version it was last written with. A later change's ``before`` must equal that row.
 - heartbeats change nothing.
 
 An inconsistent history (insert of a live identity, update / delete of a missing row or with a
@@ -33,6 +42,7 @@ from cdc_lakehouse.simulate.history import (
     History,
     Row,
     RowChange,
+    SchemaChange,
     TableSpec,
     Transaction,
     Truncate,
@@ -54,7 +64,8 @@ class RowVersion:
         table: the table's name.
         key: the row identity (``TableSpec.key_of``): key column values, or every column's
             value for a table without a key.
-        values: the whole row. For a deleted version: the row as it was when deleted.
+        values: the whole row as written (the columns of the table version it was written
+            with). For a deleted version: the row as it was when deleted.
         op: the change that began the version: ``insert``, ``snapshot``, ``update``,
             ``delete``, or ``truncate`` (deleted versions of a truncate). A primary-key update
             gives the old identity a deleted version with op ``update``.
@@ -121,6 +132,8 @@ def current_state(history: History) -> dict[str, list[Row]]:
             continue
         for event in item.events:
             live = state[event.table.name]
+            if isinstance(event, SchemaChange):
+                continue  # changes no row: rows stay as last written
             if isinstance(event, Truncate):
                 live.clear()
             else:
@@ -182,6 +195,8 @@ def row_versions(history: History) -> list[RowVersion]:
         for event in item.events:
             name = event.table.name
             live = state[name]
+            if isinstance(event, SchemaChange):
+                continue  # changes no row: rows stay as last written
             if isinstance(event, Truncate):
                 for key, row in live.items():
                     open_version(name, key, row, "truncate", item, True)

@@ -23,6 +23,14 @@ What the encoder renders, per history item:
 - truncates: ``TRUNCATE`` with ``ddl.text`` = ``TRUNCATE TABLE `<table>``` and the table in
   ``schema.source`` (the shape of seed 002's DDL example; ``ddlMeta``, an opaque Java
   serialization, is not produced);
+- schema changes (``SchemaChange``): ``ALTER`` with the table in ``schema.source`` (like
+  TRUNCATE), its own sequenceId, and ``ddl`` = ``{"text": <MySQL statement>, "ddlMeta":
+  <opaque>}``: the statement of :mod:`._ddl` with a rename spelled ``CHANGE COLUMN `old`
+  `new` <type>`` (what DataWorks' MySQL reader logs), ``ddlMeta`` base64 of a stand-in for the
+  Java-serialized FastSQL statement (the Java serialization magic ``ACED0005`` followed by the
+  statement's UTF-8 bytes; opaque to consumers, as in real messages). No Kafka key. Data
+  messages after it declare the new columns in ``schema.dataColumn`` (the event's spec); a
+  column a row lacks (a before image written before an ADD COLUMN / RENAME) is JSON null;
 - heartbeats: ``MHEARTBEAT`` with only ``timestamp.eventTime`` / ``checkpointTime``.
 
 Values (schema.dataColumn type; seed 000 "field types"): int / bigint LONG (JSON integer);
@@ -48,8 +56,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from cdc_lakehouse.simulate.encoders import _ddl
 from cdc_lakehouse.simulate.encoders._alibaba_values import (
     SequenceIds,
+    base64_text,
     date_epoch_ms,
     dumps,
     epoch_ms,
@@ -64,6 +74,7 @@ from cdc_lakehouse.simulate.history import (
     History,
     Row,
     RowChange,
+    SchemaChange,
     TableSpec,
     Truncate,
     Value,
@@ -74,6 +85,7 @@ ROW_ID_COLUMN = "#alibaba_rds_row_id#"
 VERSION = "0.0.1"  # every published example message (seeds 000, 002)
 SYSTEM_DELAY_MS = 3
 SEND_DELAY_MS = 5
+JAVA_SERIALIZATION_MAGIC = b"\xac\xed\x00\x05"
 
 _TYPES = {
     "int": "LONG",
@@ -177,7 +189,7 @@ def _source(table: TableSpec) -> dict[str, Any]:
 def _image(table: TableSpec, row: Row | None, row_id: int | None) -> dict[str, Any] | None:
     if row is None:
         return None
-    data = {column.name: json_value(column, row[column.name]) for column in table.columns}
+    data = {column.name: json_value(column, row.get(column.name)) for column in table.columns}
     if row_id is not None:
         data[ROW_ID_COLUMN] = row_id
     return {"dataColumn": data}
@@ -255,6 +267,16 @@ def encode_envelopes(history: History, topic: str, options: EnvelopeOptions) -> 
                 schema = {"source": _source(event.table)}
                 ddl = {"text": f"TRUNCATE TABLE `{event.table.name}`"}
                 payload = _payload("TRUNCATE", sequence_ids.next(), commit_ms, ddl=ddl)
+                send(None, _envelope(schema, payload, options), commit_ms, item.sequence)
+                continue
+            if isinstance(event, SchemaChange):
+                schema = {"source": _source(event.table)}
+                text = _ddl.statement(event, rename=_ddl.RENAME_CHANGE)
+                ddl = {
+                    "text": text,
+                    "ddlMeta": base64_text(JAVA_SERIALIZATION_MAGIC + text.encode("utf-8")),
+                }
+                payload = _payload("ALTER", sequence_ids.next(), commit_ms, ddl=ddl)
                 send(None, _envelope(schema, payload, options), commit_ms, item.sequence)
                 continue
             table = event.table

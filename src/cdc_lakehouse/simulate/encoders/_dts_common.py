@@ -92,7 +92,9 @@ def identity_columns(table: TableSpec) -> tuple[str, ...]:
 
 def kafka_key(table: TableSpec, row: Row, value_text: ValueText) -> bytes:
     """The Kafka key of ``row`` (see module doc)."""
-    parts = [value_text(table.column(name), row[name]) or "" for name in identity_columns(table)]
+    parts = [
+        value_text(table.column(name), row.get(name)) or "" for name in identity_columns(table)
+    ]
     return "|".join(parts).encode("utf-8")
 
 

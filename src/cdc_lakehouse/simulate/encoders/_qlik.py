@@ -17,7 +17,8 @@ Messages, in production order:
    columns by ordinal (1-based, the ``TableSpec`` order), Qlik type, length / precision /
    scale, ``primaryKeyPosition`` (0 = not in the key), ``nullable``, and the Avro
    ``dataSchema`` of its data messages;
-2. one data (DT) message per row change, in commit order:
+2. one data (DT) message per row change, in commit order, and a new MD message per schema
+   change (see below):
 
    - snapshot rows -> ``REFRESH`` (full load): ``changeSequence``, ``timestamp``,
      ``streamPosition``, ``transactionId`` empty, no ``changeMask``, no transaction counters;
@@ -32,6 +33,17 @@ Messages, in production order:
    ``timestamp`` = commit time ``YYYY-MM-DDTHH:MM:SS.mmm`` (UTC); ``streamPosition`` = a
    MySQL binlog position text; ``transactionId`` = 32 hex digits of the transaction's
    ``sequence``; ``transactionEventCounter`` (1-based) and ``transactionLastEvent``.
+
+Schema changes (``SchemaChange``; formats.md: "``tableVersion`` incremented on every source
+DDL; a new MD message is sent"): at the DDL's place in the stream, a new MD message of the
+table (``Message.sequence`` = the DDL's transaction, Kafka timestamp and ``lineage.timestamp``
+= its commit time) with ``tableVersion`` + 1, the new ``tableStructure`` (ordinals 1..n in the
+new spec's column order: an added column takes its position and shifts the later ones, a
+renamed column keeps its ordinal, a dropped one is gone), a new ``dataSchema`` and therefore a
+new ``schemaId``. DT messages after it follow the new structure (masks over the new
+ordinals) and reference the new ``schemaId`` (``externalSchemaId`` / ``messageSchemaId``), so
+the decoder pairs each DT with its exact table version. A column a row lacks (a before image
+written before an ADD COLUMN / RENAME) is sent as null, provided.
 
 Masks (bit ``ordinal - 1`` of the mask's integer value, as the project's decoder reads them):
 
@@ -65,6 +77,7 @@ from cdc_lakehouse.simulate.history import (
     History,
     Row,
     RowChange,
+    SchemaChange,
     TableSpec,
     Transaction,
     Truncate,
@@ -211,8 +224,8 @@ def ms_text(epoch_ms: int) -> str:
     return f"{date_text(moment)}T{moment:%H:%M:%S}.{moment.microsecond // 1000:03d}"
 
 
-def qlik_table(spec: TableSpec, task: str, timestamp_ms: int) -> QlikTable:
-    """Version 1 of ``spec`` as its MD message describes it."""
+def qlik_table(spec: TableSpec, task: str, timestamp_ms: int, version: int = 1) -> QlikTable:
+    """``spec`` as its MD message describes it, as table version ``version``."""
     columns = []
     for column in spec.columns:
         name, length, precision, scale = qlik_type(column)
@@ -233,7 +246,7 @@ def qlik_table(spec: TableSpec, task: str, timestamp_ms: int) -> QlikTable:
         task=task,
         schema=spec.schema or spec.database,
         table=spec.name,
-        version=1,
+        version=version,
         columns=tuple(columns),
         timestamp=ms_text(timestamp_ms),
     )
@@ -276,7 +289,7 @@ class DataMessage:
 def key_text(spec: TableSpec, row: Row) -> str:
     """The Kafka key text of a row: its key columns' texts (every column without a key)."""
     names = spec.key_columns or spec.column_names
-    return "+".join(value_text(spec.column(n), row[n]) or "" for n in names)
+    return "+".join(value_text(spec.column(n), row.get(n)) or "" for n in names)
 
 
 def is_partial(change: RowChange, transaction: Transaction, index: int) -> bool:
@@ -293,18 +306,39 @@ def _image(spec: TableSpec, row: Row | None, provided: set[str] | None) -> dict[
     if row is None:
         return None
     return {
-        c.name: wire_value(c, row[c.name]) if provided is None or c.name in provided else None
+        c.name: wire_value(c, row.get(c.name)) if provided is None or c.name in provided else None
         for c in spec.columns
     }
 
 
-def data_messages(history: History) -> Iterator[DataMessage]:
-    """The DT messages of ``history`` in production (commit) order; see module doc.
+@dataclass(frozen=True)
+class MetadataMessage:
+    """One MD message before framing: ``table`` (version, columns, ``schemaId``, data schema)
+    describes ``spec``; sent at ``timestamp_ms`` for history item ``sequence`` (0: up front)."""
+
+    spec: TableSpec
+    table: QlikTable
+    timestamp_ms: int
+    sequence: int
+
+
+def _identity(spec: TableSpec) -> tuple[str, str | None, str]:
+    return spec.database, spec.schema, spec.name
+
+
+def stream(history: History) -> Iterator[MetadataMessage | DataMessage]:
+    """The MD and DT messages of ``history`` in production order; see module doc.
 
     Raises:
         ValueError: the history holds a truncate (Qlik's Kafka target sends no data message
-            for it) or a table not listed in ``history.tables``.
+            for it) or a table not listed in ``history.tables`` (nor made by a schema change).
     """
+    task = task_name(history)
+    md_time = metadata_time(history)
+    versions: dict[tuple[str, str | None, str], int] = {}
+    for spec in history.tables:
+        versions[_identity(spec)] = 1
+        yield MetadataMessage(spec, qlik_table(spec, task, md_time), md_time, 0)
     known = set(history.tables)
     counter = 0
     for item in history.items:
@@ -314,7 +348,20 @@ def data_messages(history: History) -> Iterator[DataMessage]:
         if any(isinstance(e, Truncate) for e in item.events):
             raise ValueError("qlik formats cannot express a truncate (no data message for it)")
         moment = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=item.commit_time_ms)
-        for index, change in enumerate(changes, start=1):
+        index = 0
+        for event in item.events:
+            if isinstance(event, SchemaChange):
+                identity = _identity(event.table)
+                if identity not in versions:
+                    raise ValueError(f"table {event.table.name} is not among the history's tables")
+                versions[identity] += 1
+                known.add(event.table)
+                table = qlik_table(event.table, task, item.commit_time_ms, versions[identity])
+                yield MetadataMessage(event.table, table, item.commit_time_ms, item.sequence)
+                continue
+            assert isinstance(event, RowChange)
+            index += 1
+            change = event
             spec = change.table
             if spec not in known:
                 raise ValueError(f"table {spec.name} is not among the history's tables")
@@ -364,6 +411,18 @@ def data_messages(history: History) -> Iterator[DataMessage]:
                 timestamp_ms=item.commit_time_ms,
                 sequence=item.sequence,
             )
+
+
+def data_messages(history: History) -> Iterator[DataMessage]:
+    """The DT messages of ``history`` in production (commit) order (:func:`stream` without
+    its MD messages).
+
+    Raises:
+        ValueError: as :func:`stream`.
+    """
+    for message in stream(history):
+        if isinstance(message, DataMessage):
+            yield message
 
 
 def hex_mask(mask: int | None) -> str | None:

@@ -2,11 +2,11 @@
 seed 002): each record is the DataWorks JSON of section 1 as UTF-8 bytes.
 
 One topic, ``<prefix>.datahub_blob``, for the whole database (seed 002: one database, many
-tables, per Blob topic), carrying DML, TRUNCATE and heartbeats. The envelope, values and ops are
-described in :mod:`._dataworks_envelope`; this producer leaves absent envelope fields out (seed
-002's examples, fastjson's default), splits updates into UPDATE_BEFOR + UPDATE_AFTER (seed 002's
-examples) and shards rows of tables without a primary key by table name (seed 002 sharding
-table), so their Kafka key is the table name.
+tables, per Blob topic), carrying DML, TRUNCATE, ALTER (schema changes) and heartbeats. The
+envelope, values and ops are described in :mod:`._dataworks_envelope`; this producer leaves
+absent envelope fields out (seed 002's examples, fastjson's default), splits updates into
+UPDATE_BEFOR + UPDATE_AFTER (seed 002's examples) and shards rows of tables without a primary
+key by table name (seed 002 sharding table), so their Kafka key is the table name.
 """
 
 from __future__ import annotations

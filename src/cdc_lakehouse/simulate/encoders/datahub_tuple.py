@@ -13,7 +13,8 @@ Data Integration adds to the topics it creates::
 - Ops (seed 002's example table): insert ``I`` (N / Y), update ``U`` as two records sharing
   ``_sequence_id_`` (before half Y / N first, after half N / Y), delete ``D`` (Y / N).
   Snapshot rows are ``I`` (the full load has no op of its own). Tuple carries no DDL and no
-  heartbeats: truncates and heartbeats of the history produce nothing.
+  heartbeats: truncates and heartbeats of the history produce nothing. A schema change
+  (``SchemaChange``) raises ValueError: a Tuple topic's schema is fixed.
 - ``_sequence_id_``: 19 digits, task start ms + 6-digit counter (as DataWorks, seed 002).
   ``_excute_time_`` (the seed's spelling): commit time, epoch ms UTC.
 - No database, schema or key is carried: ingest needs the table's key columns declared in
@@ -42,7 +43,15 @@ from cdc_lakehouse.simulate.encoders._alibaba_values import (
     task_start_ms,
 )
 from cdc_lakehouse.simulate.encoders._alibaba_values import json_value as alibaba_json_value
-from cdc_lakehouse.simulate.history import Column, History, Row, RowChange, TableSpec, Value
+from cdc_lakehouse.simulate.history import (
+    Column,
+    History,
+    Row,
+    RowChange,
+    SchemaChange,
+    TableSpec,
+    Value,
+)
 from cdc_lakehouse.simulate.messages import Message
 
 FORMAT = "datahub_tuple"
@@ -123,6 +132,11 @@ def encode(history: History, prefix: str) -> list[Message]:
     messages: list[Message] = []
     for transaction in history.transactions:
         for event in transaction.events:
+            if isinstance(event, SchemaChange):
+                raise ValueError(
+                    "datahub_tuple cannot express a schema change: a Tuple topic has a fixed "
+                    f"schema (table {event.table.name}, {event.kind} {event.column})"
+                )
             if not isinstance(event, RowChange):
                 continue  # Tuple topics carry no DDL (seed 002)
             sequence_id = sequence_ids.next()

@@ -12,6 +12,11 @@ the whole stream, so (``sourceTimestamp``, ``id``) orders every record):
   whose ``afterImages`` is the text ``TRUNCATE TABLE `<table>``` (objectName ``db.table``;
   formats.md's vocabulary: truncate = DDL text), then ``COMMIT``. BEGIN / COMMIT are sent
   only when the transaction has a row change (MySQL logs a DDL without them).
+- schema change (``SchemaChange``): a ``DDL`` like the truncate's (objectName ``db.table``,
+  ``fields`` null, no Kafka key) whose ``afterImages`` is the MySQL statement of
+  :mod:`._ddl` (a rename spelled ``RENAME COLUMN `old` TO `new```). Row records after it
+  carry the new spec in ``fields``; a column a row lacks (a before image written before an
+  ADD COLUMN / RENAME) is EmptyObject ``NULL``.
 - heartbeat: ``HEARTBEAT`` (no object, fields or images).
 
 Row images follow MySQL's ``binlog_row_image``: transactions with an even ``sequence`` are
@@ -61,6 +66,7 @@ from typing import Any
 
 from cdc_lakehouse.decode.dts_avro import MYSQL_TYPE_NAMES
 from cdc_lakehouse.encode import dts_avro as avro
+from cdc_lakehouse.simulate.encoders import _ddl
 from cdc_lakehouse.simulate.encoders import _dts_common as common
 from cdc_lakehouse.simulate.history import (
     Column,
@@ -68,6 +74,7 @@ from cdc_lakehouse.simulate.history import (
     History,
     Row,
     RowChange,
+    SchemaChange,
     TableSpec,
     Transaction,
     Truncate,
@@ -164,7 +171,7 @@ def element(column: Column, value: Value) -> Any:
 
 def _image(table: TableSpec, row: Row, names: tuple[str, ...]) -> dict[str, Any]:
     """The friendly image mapping of ``row`` restricted to ``names`` (others become NONE)."""
-    return {name: element(table.column(name), row[name]) for name in names}
+    return {name: element(table.column(name), row.get(name)) for name in names}
 
 
 def object_name(table: TableSpec) -> str:
@@ -258,6 +265,15 @@ def _transaction(stream: _Stream, topic: str, transaction: Transaction) -> list[
                 commit,
                 object_name=object_name(event.table),
                 after=f"TRUNCATE TABLE `{event.table.name}`",
+                source_txid=txid,
+            )
+            out.append(message(raw, None))
+        elif isinstance(event, SchemaChange):
+            raw = stream.record(
+                "DDL",
+                commit,
+                object_name=object_name(event.table),
+                after=_ddl.statement(event, rename=_ddl.RENAME_TO),
                 source_txid=txid,
             )
             out.append(message(raw, None))

@@ -14,6 +14,11 @@ array holds each row (formats.md: each element is its own change):
 - delete: ``type`` ``DELETE``, ``data`` the whole deleted rows, no ``old``.
 - truncate: ``isDdl`` true, ``type`` ``TRUNCATE`` (canal's event type), ``sql``
   ``TRUNCATE TABLE `<table>```, no ``data`` / ``mysqlType`` / ``sqlType`` / ``pkNames``.
+- schema change (``SchemaChange``): ``isDdl`` true, ``type`` ``ALTER``, ``sql`` the MySQL
+  statement of :mod:`._ddl` (a rename spelled ``RENAME COLUMN `old` TO `new```), ``data``
+  null, ``database`` / ``table`` set, no ``mysqlType`` / ``sqlType`` / ``pkNames``. Row
+  messages after it follow the new spec (``mysqlType``, ``sqlType``, ``data`` keys); a column
+  a row lacks (written before an ADD COLUMN / RENAME) is null, and counts as changed in ``old``.
 Heartbeats are not rendered (Canal has none).
 
 Other fields: ``database`` / ``table``; ``pkNames`` (null for a table without a key, as
@@ -52,11 +57,13 @@ import json
 from decimal import Decimal
 from typing import Any
 
+from cdc_lakehouse.simulate.encoders import _ddl
 from cdc_lakehouse.simulate.encoders import _dts_common as common
 from cdc_lakehouse.simulate.history import (
     Column,
     History,
     RowChange,
+    SchemaChange,
     TableSpec,
     Transaction,
     Truncate,
@@ -121,11 +128,11 @@ def value_text(column: Column, value: Value) -> str | None:
     return str(value)
 
 
-def _statements(transaction: Transaction) -> list[list[RowChange] | Truncate]:
+def _statements(transaction: Transaction) -> list[list[RowChange] | Truncate | SchemaChange]:
     """The transaction's events grouped into statements (see module doc)."""
-    out: list[list[RowChange] | Truncate] = []
+    out: list[list[RowChange] | Truncate | SchemaChange] = []
     for event in transaction.events:
-        if isinstance(event, Truncate):
+        if isinstance(event, Truncate | SchemaChange):
             out.append(event)
             continue
         last = out[-1] if out else None
@@ -142,7 +149,7 @@ def _statements(transaction: Transaction) -> list[list[RowChange] | Truncate]:
 
 
 def _row(table: TableSpec, row: dict[str, Value], names: tuple[str, ...]) -> dict[str, Any]:
-    return {name: value_text(table.column(name), row[name]) for name in names}
+    return {name: value_text(table.column(name), row.get(name)) for name in names}
 
 
 def _rows_message(rows: list[RowChange], op: str) -> dict[str, Any]:
@@ -198,6 +205,17 @@ def encode(history: History, prefix: str, *, es_in_seconds: bool = False) -> lis
                     "isDdl": True,
                     "sql": f"TRUNCATE TABLE `{table.name}`",
                     "type": "TRUNCATE",
+                }
+                key = None
+            elif isinstance(statement, SchemaChange):
+                table = statement.table
+                body = {
+                    "data": None,
+                    "database": table.database,
+                    "table": table.name,
+                    "isDdl": True,
+                    "sql": _ddl.statement(statement, rename=_ddl.RENAME_TO),
+                    "type": "ALTER",
                 }
                 key = None
             else:

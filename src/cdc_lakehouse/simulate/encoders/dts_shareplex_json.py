@@ -12,6 +12,11 @@ Messages per event of a transaction (heartbeats are not rendered: Shareplex has 
   ``key`` and the new one in ``data`` (formats.md: "key holds the old identifying values").
 - delete: ``op`` ``del``, ``data`` the identifying columns of the deleted row.
 - truncate: ``op`` ``TRUNCATE`` (the documented spelling), no ``data``.
+- schema change (``SchemaChange``): a dropped column is ``op`` ``DROP COLUMN`` (the
+  documented spelling; ``meta`` like a truncate's), ``data`` = ``{<dropped column>: null}``;
+  Shareplex sends nothing for an added, renamed or widened column (values simply appear under
+  the new names in later messages), so those events produce no message (a schema change is
+  alone in its transaction: that transaction sends nothing).
 
 ``meta``: ``time`` = commit time, UTC ``yyyy-MM-ddTHH:mm:ss`` without ``Z`` (as the seed's
 examples), ``posttime`` = commit + 1 s; ``scn`` = :data:`FIRST_SCN` + 8 x item ``sequence``
@@ -57,6 +62,7 @@ from cdc_lakehouse.simulate.history import (
     History,
     Row,
     RowChange,
+    SchemaChange,
     TableSpec,
     Transaction,
     Truncate,
@@ -125,7 +131,7 @@ def table_name(table: TableSpec) -> str:
 
 
 def _values(table: TableSpec, row: Row, names: tuple[str, ...]) -> dict[str, str | None]:
-    return {name: value_text(table.column(name), row[name]) for name in names}
+    return {name: value_text(table.column(name), row.get(name)) for name in names}
 
 
 def _rowid(table: TableSpec, row: Row) -> str:
@@ -164,6 +170,8 @@ def _transaction(topic: str, transaction: Transaction) -> list[Message]:
     sequence = transaction.sequence
     out: list[Message] = []
     for seq, event in enumerate(transaction.events, start=1):
+        if isinstance(event, SchemaChange) and event.kind != "drop_column":
+            continue  # no Shareplex message for ADD / RENAME / MODIFY COLUMN
         meta: dict[str, Any] = {
             "time": _time(commit),
             "userid": USER_ID,
@@ -178,7 +186,10 @@ def _transaction(topic: str, transaction: Transaction) -> list[Message]:
         }
         parts: dict[str, Any] = {}
         key: bytes | None = None
-        if not isinstance(event, Truncate):
+        if isinstance(event, SchemaChange):
+            meta["op"] = "DROP COLUMN"
+            parts = {"data": {event.column: None}}
+        elif not isinstance(event, Truncate):
             meta["op"], parts = _body(event)
             row = event.before if event.before is not None else event.after
             assert row is not None

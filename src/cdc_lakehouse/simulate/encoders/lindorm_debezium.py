@@ -16,7 +16,10 @@ What is rendered (seed 001):
   ``snapshot_op="r"`` renders them as ``r``.
 - Lindorm cannot update a primary key (its writes are upserts by key): an update that changes
   the key is rendered as ``d`` of the old row and ``c`` of the new one. Truncates and
-  heartbeats are not carried (no such message in seed 001) and produce nothing.
+  heartbeats are not carried (no such message in seed 001) and produce nothing; neither are
+  schema changes (``SchemaChange``: Lindorm sends no DDL message; each message's ``schema``
+  struct describes the table version of its change, and a column a row lacks, written before
+  an ADD COLUMN / RENAME, is left out like a NULL).
 - No log position or transaction id: ``source.ts_ms`` = commit time (ms, UTC), ``payload.ts_ms``
   = commit time + 8 ms (the Kafka write), which is also the Kafka timestamp.
 - Lindorm stores no cell for NULL: a NULL column is left out of the image (seed 001's column
@@ -220,7 +223,7 @@ def _image(table: TableSpec, row: Row | None, hbase: bool) -> dict[str, Any] | N
         return None
     image: dict[str, Any] = {}
     for column in table.columns:
-        value = row[column.name]
+        value = row.get(column.name)
         if value is None:
             continue  # Lindorm keeps no cell for NULL
         if hbase:
@@ -272,7 +275,7 @@ def encode(
         commit_ms = transaction.commit_time_ms
         for event in transaction.events:
             if not isinstance(event, RowChange):
-                continue  # no truncate message in seed 001
+                continue  # no truncate or DDL message in seed 001
             table = event.table
             hbase = table.name in hbase_tables
             if hbase and len(table.key_columns) != 1:

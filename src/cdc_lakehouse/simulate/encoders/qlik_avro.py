@@ -5,7 +5,8 @@ Kafka value = one Avro ``MessageEnvelope`` (plain Avro binary, no schema-registr
 :mod:`cdc_lakehouse.encode.qlik_avro`):
 
 - MD: the metadata message encoded with the envelope's embedded metadata schema, one per
-  table, up front;
+  table, up front, and a new one (``tableVersion`` + 1, new ``schemaId`` and
+  ``dataSchema``) at each schema change;
 - DT: the data message encoded with the table's ``dataSchema`` (the one its MD message
   carries), referenced by the envelope's ``messageSchemaId`` and by
   ``headers.externalSchemaId`` (= the MD ``schemaId``); masks as big-endian bytes.
@@ -26,7 +27,7 @@ import fastavro
 from cdc_lakehouse.encode.qlik_avro import QlikTable, encode_metadata, envelope, mask_bytes
 from cdc_lakehouse.simulate.encoders import _qlik
 from cdc_lakehouse.simulate.encoders._qlik import FEATURES, source_type, value_text
-from cdc_lakehouse.simulate.history import History
+from cdc_lakehouse.simulate.history import History, TableSpec
 from cdc_lakehouse.simulate.messages import Message
 
 FORMAT = "qlik_avro"
@@ -61,16 +62,18 @@ def _data_value(table: QlikTable, dt: _qlik.DataMessage, parsed: Any) -> bytes:
 
 
 def encode(history: History, prefix: str) -> list[Message]:
-    """Every message of ``history`` in production order: the MD messages, then the DT ones."""
+    """Every message of ``history`` in production order: the MD messages, then the DT ones
+    (with a new MD message at each schema change)."""
     topic = topics(history, prefix)[0]
-    task = _qlik.task_name(history)
-    md_time = _qlik.metadata_time(history)
-    tables = {spec: _qlik.qlik_table(spec, task, md_time) for spec in history.tables}
-    schemas = {spec: fastavro.parse_schema(t.data_schema()) for spec, t in tables.items()}
-    messages = [
-        Message(topic, None, encode_metadata(table), md_time, 0) for table in tables.values()
-    ]
-    for dt in _qlik.data_messages(history):
-        value = _data_value(tables[dt.spec], dt, schemas[dt.spec])
+    tables: dict[TableSpec, tuple[QlikTable, Any]] = {}  # spec -> current MD, parsed schema
+    messages: list[Message] = []
+    for dt in _qlik.stream(history):
+        if isinstance(dt, _qlik.MetadataMessage):
+            tables[dt.spec] = (dt.table, fastavro.parse_schema(dt.table.data_schema()))
+            value = encode_metadata(dt.table)
+            messages.append(Message(topic, None, value, dt.timestamp_ms, dt.sequence))
+            continue
+        table, parsed = tables[dt.spec]
+        value = _data_value(table, dt, parsed)
         messages.append(Message(topic, dt.key, value, dt.timestamp_ms, dt.sequence))
     return messages

@@ -5,11 +5,12 @@ Kafka value = UTF-8 JSON (non-ASCII text as is), one envelope per message:
 
 - MD: ``{"magic": "atMSG", "type": "MD", "headers": null, "messageSchemaId": null,
   "messageSchema": null, "message": <metadata message>}`` (``schemaId``, ``lineage``,
-  ``tableStructure.tableColumns``, ``dataSchema``), one per table, up front;
-- DT: the same envelope with ``"type": "DT"`` and ``messageSchemaId`` = the table's
-  ``schemaId``; ``message`` = ``{"data", "beforeData", "headers"}``, ``headers`` with
-  ``externalSchemaId`` (Qlik's "include external schema id header" option) and the masks as
-  hex digits (``"0B"``).
+  ``tableStructure.tableColumns``, ``dataSchema``), one per table, up front, and a new one
+  (``tableVersion`` + 1, new ``schemaId``) at each schema change;
+- DT: the same envelope with ``"type": "DT"`` and ``messageSchemaId`` = the ``schemaId`` of
+  the table's current version; ``message`` = ``{"data", "beforeData", "headers"}``,
+  ``headers`` with ``externalSchemaId`` (Qlik's "include external schema id header" option)
+  and the masks as hex digits (``"0B"``).
 
 Values (Qlik "Kafka target data types", JSON column): INT4 / INT8 / REAL8 as JSON numbers
 (REAL8 in Python's shortest round-trip spelling), BOOLEAN as true / false, BYTES / BLOB as
@@ -22,9 +23,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from cdc_lakehouse.encode.qlik_avro import QlikTable
 from cdc_lakehouse.simulate.encoders import _qlik
 from cdc_lakehouse.simulate.encoders._qlik import FEATURES, source_type, value_text
-from cdc_lakehouse.simulate.history import History
+from cdc_lakehouse.simulate.history import History, TableSpec
 from cdc_lakehouse.simulate.messages import Message
 
 FORMAT = "qlik_json"
@@ -63,16 +65,17 @@ def _row(values: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def encode(history: History, prefix: str) -> list[Message]:
-    """Every message of ``history`` in production order: the MD messages, then the DT ones."""
+    """Every message of ``history`` in production order: the MD messages, then the DT ones
+    (with a new MD message at each schema change)."""
     topic = topics(history, prefix)[0]
-    task = _qlik.task_name(history)
-    md_time = _qlik.metadata_time(history)
-    tables = {spec: _qlik.qlik_table(spec, task, md_time) for spec in history.tables}
-    messages = [
-        Message(topic, None, _envelope("MD", table.metadata_message(), None), md_time, 0)
-        for table in tables.values()
-    ]
-    for dt in _qlik.data_messages(history):
+    tables: dict[TableSpec, QlikTable] = {}  # spec -> its current MD
+    messages: list[Message] = []
+    for dt in _qlik.stream(history):
+        if isinstance(dt, _qlik.MetadataMessage):
+            tables[dt.spec] = dt.table
+            value = _envelope("MD", dt.table.metadata_message(), None)
+            messages.append(Message(topic, None, value, dt.timestamp_ms, dt.sequence))
+            continue
         table = tables[dt.spec]
         headers = {
             "operation": dt.operation,

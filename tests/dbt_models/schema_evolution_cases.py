@@ -1,0 +1,153 @@
+"""Streams with schema changes in the middle (issue 6): the schema-evolution history of
+``cdc_lakehouse.simulate.schema_evolution`` (ADD COLUMN, RENAME COLUMN, widen, DROP COLUMN,
+TRUNCATE over ``ddl_shop.products``) encoded in every format whose producer sends DDL, on
+topics ``simddl.<format>`` (registered in seeds/cdc_topics.csv).
+
+Each stream is delivered over two partitions with producer-retry duplicates and split in
+two ingest batches: everything up to the RENAME (``write_dump``: the lake every test reads),
+the widen, the DROP COLUMN, the truncate and the rest in a later batch
+(``write_increment_dump``, ingested by the ``simulated_increments`` fixture before its
+incremental run): the evolution is applied incrementally.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from cdc_lakehouse.dump import DumpRecord
+from cdc_lakehouse.simulate.delivery import Delivery, DeliveryConfig, deliver, dump_line
+from cdc_lakehouse.simulate.encoders import ENCODERS
+from cdc_lakehouse.simulate.history import History, SchemaChange, Transaction
+from cdc_lakehouse.simulate.oracle import current_state
+from cdc_lakehouse.simulate.schema_evolution import (
+    SCHEMA_CHANGE_FORMATS,
+    TOPIC_PREFIX,
+    history_for_format,
+)
+
+ROWS = 60
+
+
+@dataclass(frozen=True)
+class EvolutionStream:
+    """One format's schema-evolution stream and its two deliveries."""
+
+    format: str
+    encoder: ModuleType
+    history: History
+    first: Delivery
+    second: Delivery
+
+    @property
+    def topics(self) -> list[str]:
+        return self.encoder.topics(self.history, TOPIC_PREFIX)
+
+
+def _cut(history: History) -> int:
+    """The sequence of the last item of the first batch: the one before the widen DDL."""
+    for item in history.items:
+        if isinstance(item, Transaction) and any(
+            isinstance(e, SchemaChange) and e.kind == "widen_column" for e in item.events
+        ):
+            return item.sequence - 1
+    raise AssertionError("the schema-evolution history has no widen_column change")
+
+
+@cache
+def streams() -> dict[str, EvolutionStream]:
+    """Every schema-change format's stream (cached: the dumps and the tests share them)."""
+    out = {}
+    for index, format_ in enumerate(sorted(SCHEMA_CHANGE_FORMATS)):
+        encoder = ENCODERS[format_]
+        history = history_for_format(format_, seed=60 + index, rows=ROWS)
+        messages = encoder.encode(history, TOPIC_PREFIX)
+        cut = _cut(history)
+        config = DeliveryConfig(
+            partitions=2, duplicate_rate=0.05, malformed_rate=0.0, batches=1, seed=60 + index
+        )
+        first = deliver([m for m in messages if m.sequence <= cut], config)
+        second = deliver([m for m in messages if m.sequence > cut], config, after=first)
+        out[format_] = EvolutionStream(format_, encoder, history, first, second)
+    return out
+
+
+def _write(path: Path, records: list[DumpRecord]) -> Path:
+    path.write_text("".join(dump_line(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def write_dump(path: Path) -> Path:
+    """Write every stream's first batch as a topic dump file at ``path``; return it."""
+    return _write(path, [r for s in streams().values() for r in s.first.records])
+
+
+def write_increment_dump(path: Path) -> Path:
+    """Write every stream's second batch (offsets after the first's) at ``path``."""
+    return _write(path, [r for s in streams().values() for r in s.second.records])
+
+
+def prefix(history: History) -> History:
+    """The part of ``history`` in the first batch (up to the widen DDL)."""
+    cut = _cut(history)
+    return History(history.tables, tuple(i for i in history.items if i.sequence <= cut))
+
+
+def expected_rows(stream: EvolutionStream, history: History) -> dict[str, dict[str, str | None]]:
+    """The oracle's live rows of ``products`` after ``history``: id text -> column -> value
+    text, each row with the columns it was last written with (the lenient gold rule: a row
+    not written since a DDL keeps its columns as written)."""
+    columns = {
+        column.name: column
+        for spec in history.table_versions("products")
+        for column in spec.columns
+    }
+    out = {}
+    for row in current_state(history)["products"]:
+        texts = {name: stream.encoder.value_text(columns[name], v) for name, v in row.items()}
+        out[texts["id"] or ""] = texts
+    return out
+
+
+def gold_rows(spark: Any, stream: EvolutionStream) -> dict[str, dict[str, str | None]]:
+    """gold.current_rows of the stream's products table: id text -> row_values."""
+    topics = ", ".join(f"'{t}'" for t in stream.topics)
+    rows = spark.sql(
+        f"""
+        with identities as (
+            select distinct source_format, source_database, source_schema, source_table
+            from silver.change_events
+            where kafka_topic in ({topics})
+        )
+        select current_rows.row_values
+        from gold.current_rows
+        inner join identities
+            on current_rows.source_format = identities.source_format
+            and current_rows.source_database <=> identities.source_database
+            and current_rows.source_schema <=> identities.source_schema
+            and current_rows.source_table = identities.source_table
+        """
+    ).collect()
+    return {row["row_values"].get("id") or "": dict(row["row_values"]) for row in rows}
+
+
+def row_differences(
+    expected: dict[str, dict[str, str | None]], actual: dict[str, dict[str, str | None]]
+) -> list[str]:
+    """Readable differences: missing / unexpected ids, and per row the columns of the
+    expected row whose gold value differs (a column gold lacks counts as NULL; gold may keep
+    more columns - old names of renamed or dropped columns stay, by the lenient rule)."""
+    problems = [f"missing id {k}" for k in sorted(set(expected) - set(actual))]
+    problems += [f"unexpected id {k}" for k in sorted(set(actual) - set(expected))]
+    for key in sorted(set(expected) & set(actual)):
+        wrong = {
+            column: (value, actual[key].get(column))
+            for column, value in expected[key].items()
+            if actual[key].get(column) != value
+        }
+        if wrong:
+            problems.append(f"id {key}: (expected, gold) {wrong}")
+    return problems
