@@ -1,5 +1,5 @@
 -- Counting holds: every bronze record is accounted for in silver as change rows (one per row
--- index of a multi-row message), a control event, a schema change or a quarantined record,
+-- index of a multi-row message), a control event, a captured DDL record or a quarantined record,
 -- and no (record, row index) is counted twice. Returns the records that break this.
 
 with
@@ -16,7 +16,7 @@ accounted as (
     from {{ ref('control_events') }}
     union all
     select kafka_topic, kafka_partition, kafka_offset, 0 as kafka_row_index
-    from {{ ref('schema_changes') }}
+    from {{ ref('captured_ddl') }}
     union all
     select kafka_topic, kafka_partition, kafka_offset, 0 as kafka_row_index
     from {{ ref('quarantine') }}

@@ -60,11 +60,20 @@ def test_sample_silver_counts(spark, built_lake):
     assert count("silver.schema_changes") == 1
     assert count("silver.quarantine") == 0
     ddl = spark.sql(
-        "select ddl_op, ddl_text, source_table from silver.schema_changes "
+        "select ddl_op, ddl_text, source_table, change_kind, column_name, new_spark_type, "
+        "spark_sql, translation_status from silver.schema_changes "
         "where kafka_topic in ('dataworks.sample.mysql', 'datahub.sample.yunshi_db')"
     ).first()
     assert (ddl["ddl_op"], ddl["source_table"]) == ("ALTER", "t_shiyu_nopk")
     assert ddl["ddl_text"] == "alter table t_shiyu_nopk add column holo text"
+    # translated by sqlglot from MySQL (the topic's registry dialect)
+    assert (ddl["change_kind"], ddl["column_name"], ddl["new_spark_type"]) == (
+        "add_column",
+        "holo",
+        "string",
+    )
+    assert ddl["spark_sql"] == "ALTER TABLE t_shiyu_nopk ADD COLUMNS (holo STRING)"
+    assert ddl["translation_status"] == "translated"
 
 
 def test_split_update_pair_is_before_then_after(spark, built_lake):

@@ -66,7 +66,8 @@ def test_seed_003_delete_is_one_change_event(spark, built_lake):
 def test_seed_003_ddl_is_a_schema_change(spark, built_lake):
     rows = spark.sql(
         "select event_id, ddl_op, ddl_text, source_database, source_table, source_dialect, "
-        f"ordering_key from silver.schema_changes where kafka_topic = '{SAMPLE}'"
+        "ordering_key, translation_status from silver.schema_changes "
+        f"where kafka_topic = '{SAMPLE}'"
     ).collect()
     assert [r.asDict() for r in rows] == [
         {
@@ -77,6 +78,8 @@ def test_seed_003_ddl_is_a_schema_change(spark, built_lake):
             "source_table": "tablename",
             "source_dialect": "mysql",
             "ordering_key": "00000001600161894000.1.0000000000.00000000000000000001.0000000000",
+            # the seed's placeholder statement is kept, marked as not parseable
+            "translation_status": "unparseable",
         }
     ]
 
@@ -196,12 +199,18 @@ def test_init_rows_are_snapshots_ordered_before_a_change_of_the_same_ms(spark, b
 
 def test_ddl_cases_are_schema_changes(spark, built_lake):
     rows = spark.sql(
-        "select ddl_op, ddl_text, source_table from silver.schema_changes "
+        "select ddl_op, ddl_text, source_table, change_kind, spark_sql from silver.schema_changes "
         f"where kafka_topic = '{cases.TOPIC}' order by kafka_offset"
     ).collect()
     assert [tuple(r) for r in rows] == [
-        ("ALTER", "ALTER TABLE items ADD COLUMN note2 text", "items"),
-        ("TRUNCATE", "TRUNCATE TABLE scratch", "scratch"),
+        (
+            "ALTER",
+            "ALTER TABLE items ADD COLUMN note2 text",
+            "items",
+            "add_column",
+            "ALTER TABLE items ADD COLUMNS (note2 STRING)",
+        ),
+        ("TRUNCATE", "TRUNCATE TABLE scratch", "scratch", "truncate", "TRUNCATE TABLE scratch"),
     ]
 
 

@@ -211,7 +211,8 @@ def test_cases_silver_keys_ordering_and_transactions(spark, built_lake):
 
 def test_cases_truncate_and_drop_column_are_schema_changes(spark, built_lake):
     rows = spark.sql(
-        "select ddl_op, ddl_text, source_schema, source_table from silver.schema_changes "
+        "select ddl_op, ddl_text, source_schema, source_table, change_kind, column_name, "
+        "spark_sql from silver.schema_changes "
         f"where kafka_topic = '{cases.TOPIC}' order by ordering_key"
     ).collect()
     assert [(r["ddl_op"], r["source_schema"], r["source_table"]) for r in rows] == [
@@ -220,6 +221,11 @@ def test_cases_truncate_and_drop_column_are_schema_changes(spark, built_lake):
     ]
     assert rows[0]["ddl_text"] == "TRUNCATE TABLE EDGE.NUMS"
     assert json.loads(rows[1]["ddl_text"])["data"] == {"V": None}
+    # Shareplex DROP COLUMN names its column in data; TRUNCATE is parsed as Oracle
+    assert [(r["change_kind"], r["column_name"], r["spark_sql"]) for r in rows] == [
+        ("truncate", None, "TRUNCATE TABLE EDGE.NUMS"),
+        ("drop_column", "V", "ALTER TABLE `EDGE`.`NUMS` DROP COLUMN `V`"),
+    ]
 
 
 def test_every_broken_message_is_quarantined_with_its_reason(spark, built_lake):
