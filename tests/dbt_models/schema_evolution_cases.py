@@ -28,6 +28,7 @@ from cdc_lakehouse.simulate.schema_evolution import (
     TOPIC_PREFIX,
     history_for_format,
 )
+from tests.dbt_models.simulation import topic_current_rows
 
 ROWS = 60
 
@@ -114,23 +115,7 @@ def expected_rows(stream: EvolutionStream, history: History) -> dict[str, dict[s
 
 def gold_rows(spark: Any, stream: EvolutionStream) -> dict[str, dict[str, str | None]]:
     """gold.current_rows of the stream's products table: id text -> row_values."""
-    topics = ", ".join(f"'{t}'" for t in stream.topics)
-    rows = spark.sql(
-        f"""
-        with identities as (
-            select distinct source_format, source_database, source_schema, source_table
-            from silver.change_events
-            where kafka_topic in ({topics})
-        )
-        select current_rows.row_values
-        from gold.current_rows
-        inner join identities
-            on current_rows.source_format = identities.source_format
-            and current_rows.source_database <=> identities.source_database
-            and current_rows.source_schema <=> identities.source_schema
-            and current_rows.source_table = identities.source_table
-        """
-    ).collect()
+    rows = topic_current_rows(spark, stream.topics)
     return {row["row_values"].get("id") or "": dict(row["row_values"]) for row in rows}
 
 

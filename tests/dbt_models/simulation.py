@@ -108,15 +108,15 @@ def expected_tables(simulation: Simulation, history: History) -> dict[str, RowMu
     return expected
 
 
-def gold_tables(spark: Any, simulation: Simulation) -> dict[str, RowMultiset]:
-    """gold.current_rows of the source tables the simulation's topics carry, as multisets."""
-    topics = ", ".join(f"'{topic}'" for topic in simulation.topics)
-    rows = spark.sql(
+def topic_current_rows(spark: Any, topics: list[str]) -> list[Any]:
+    """gold.current_rows (source_table, row_values) of the source tables ``topics`` carry."""
+    listed = ", ".join(f"'{topic}'" for topic in topics)
+    return spark.sql(
         f"""
         with identities as (
             select distinct source_format, source_database, source_schema, source_table
             from silver.change_events
-            where kafka_topic in ({topics})
+            where kafka_topic in ({listed})
         )
         select current_rows.source_table, current_rows.row_values
         from gold.current_rows
@@ -127,8 +127,12 @@ def gold_tables(spark: Any, simulation: Simulation) -> dict[str, RowMultiset]:
             and current_rows.source_table = identities.source_table
         """
     ).collect()
+
+
+def gold_tables(spark: Any, simulation: Simulation) -> dict[str, RowMultiset]:
+    """gold.current_rows of the source tables the simulation's topics carry, as multisets."""
     tables: dict[str, RowMultiset] = {}
-    for row in rows:
+    for row in topic_current_rows(spark, simulation.topics):
         tables.setdefault(row["source_table"].lower(), Counter())[
             tuple(sorted(row["row_values"].items()))
         ] += 1

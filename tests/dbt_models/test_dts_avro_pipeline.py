@@ -120,9 +120,10 @@ def test_sample_control_ddl_and_no_quarantine(spark, built_lake):
         "select ddl_op, ddl_text, source_database, source_table, source_dialect "
         f"from silver.schema_changes where kafka_topic = '{sample.TOPIC}' order by ordering_key"
     ).collect()
+    # objectName is the database only: the table comes from the statement
     assert [(r["ddl_op"], r["source_database"], r["source_table"]) for r in ddl] == [
-        ("DDL", "mydb", None),
-        ("DDL", "shop", None),
+        ("DDL", "mydb", "t1"),
+        ("DDL", "shop", "all_types"),
     ]
     assert ddl[0]["ddl_text"] == "create table t1(a bigint primary key, b varchar(100))"
     assert ddl[0]["source_dialect"] == "mysql"
@@ -218,10 +219,17 @@ def test_cases_control_and_ddl(spark, built_lake):
     ).collect()
     assert [(r["source_op"], r["control_type"]) for r in rows] == cases.CONTROL
     (ddl,) = spark.sql(
-        "select ddl_op, ddl_text, source_database from silver.schema_changes "
-        f"where kafka_topic = '{cases.TOPIC}'"
+        "select ddl_op, ddl_text, source_database, source_table, change_kind, column_name, "
+        f"spark_sql from silver.schema_changes where kafka_topic = '{cases.TOPIC}'"
     ).collect()
-    assert (ddl["ddl_op"], ddl["source_database"]) == ("DDL", "my.db")
+    # a quoted table name holding a dot is one name, in the record's database
+    assert (ddl["ddl_op"], ddl["source_database"], ddl["source_table"]) == (
+        "DDL",
+        "my.db",
+        "order.items",
+    )
+    assert (ddl["change_kind"], ddl["column_name"]) == ("add_column", "qty")
+    assert ddl["spark_sql"] == "ALTER TABLE `order.items` ADD COLUMNS (qty INT)"
     assert ddl["ddl_text"] == "ALTER TABLE `order.items` ADD COLUMN qty int"
 
 

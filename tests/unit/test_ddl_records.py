@@ -167,3 +167,19 @@ def test_translate_batches_gives_every_record_at_least_one_row():
         ("t:0:1", 1, "drop_column", "translated"),
         ("t:0:2", 0, "other", "unparseable"),
     ]
+
+
+def test_a_quoted_table_name_with_a_dot_stays_one_name():
+    record = DdlRecord(
+        source_format="dts_avro",
+        ddl_op="DDL",
+        ddl_text="ALTER TABLE `order.items` ADD COLUMN qty int",
+        source_dialect="mysql",
+        source_database="my.db",
+    )
+    (row,) = record_changes(record, MAPPINGS)
+    assert (row.source_database, row.source_schema, row.source_table) == (
+        "my.db",
+        None,
+        "order.items",
+    )

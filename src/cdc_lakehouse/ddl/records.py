@@ -30,7 +30,7 @@ from typing import Any
 
 from cdc_lakehouse.codegen.type_mapping import TypeMapping
 from cdc_lakehouse.ddl.structure_diff import created_table, quote, quote_table, structure_changes
-from cdc_lakehouse.ddl.translate import SchemaChange, normalize_dialect, translate
+from cdc_lakehouse.ddl.translate import SchemaChange, normalize_dialect, split_dotted, translate
 
 SHAREPLEX_FORMAT = "dts_shareplex_json"
 QLIK_FORMATS = ("qlik_json", "qlik_avro")
@@ -77,7 +77,7 @@ def change_identity(record: DdlRecord, change: SchemaChange) -> tuple[str | None
     """(database, schema, table) the change applies to (see module doc)."""
     if record.source_table or not change.table:
         return record.source_database, record.source_schema, record.source_table
-    parts = change.table.split(".")
+    parts = split_dotted(change.table)
     if len(parts) >= 3:
         return parts[-3], parts[-2], parts[-1]
     if len(parts) == 2:

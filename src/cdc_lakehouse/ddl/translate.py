@@ -92,7 +92,8 @@ class SchemaChange:
     - ``kind``: one of :data:`CHANGE_KINDS`; ``status``: one of :data:`STATUSES`.
     - ``spark_sql``: one Spark SQL statement for this change; ``None`` unless ``translated``.
     - ``table``: the table the change applies to, name parts unquoted and joined by ``"."`` as
-      written (``"shop.orders"``, ``"orders"``); ``None`` when unknown or not a table.
+      written (``"shop.orders"``, ``"orders"``; a part holding a dot is backquoted,
+      ``"`order.items`"``, see :func:`split_dotted`); ``None`` when unknown or not a table.
     - ``column``: the column added / dropped / renamed (old name) / retyped.
     - ``new_name``: ``rename_column``: the new column name; ``rename_table``: the new table name
       as written (unquoted, dotted).
@@ -431,7 +432,18 @@ def spark_type_of(dtype: exp.Expr, read: str | None) -> tuple[str, str | None]:
 
 
 def _dotted(parts: Iterable[str]) -> str:
-    return ".".join(parts)
+    """Name parts joined by ``.``; a part that holds a dot itself is backquoted
+    (:func:`split_dotted` reads it back)."""
+    return ".".join(f"`{p}`" if "." in p else p for p in parts)
+
+
+_DOTTED_PART = re.compile(r"`([^`]*)`|([^.]+)")
+
+
+def split_dotted(name: str) -> list[str]:
+    """The parts of a :attr:`SchemaChange.table` name (``"shop.orders"`` -> ``["shop",
+    "orders"]``, ``"`order.items`"`` -> ``["order.items"]``)."""
+    return [quoted or plain for quoted, plain in _DOTTED_PART.findall(name)]
 
 
 def _table_parts(table: exp.Expr | None) -> tuple[str, ...]:
