@@ -32,7 +32,7 @@ from cdc_lakehouse.simulate.encoders import (
     qlik_avro,
     qlik_json,
 )
-from cdc_lakehouse.simulate.generate import SimulationConfig, generate
+from cdc_lakehouse.simulate.generate import SimulationConfig, features_used, generate
 from cdc_lakehouse.simulate.history import (
     Column,
     Event,
@@ -639,3 +639,8 @@ def test_qlik_sends_a_new_md_version_and_dt_follow_it(module: Any):
             assert pairs(row["after_image"]) == rendered(module, spec, change.after)
             assert pairs(row["before_image"]) == rendered(module, spec, change.before)
             assert row["not_provided_columns"] == []
+
+
+def test_features_used_counts_schema_changes_as_nothing():
+    assert features_used(generate_schema_evolution(seed=3)) >= {"truncate"}
+    assert "truncate" not in features_used(generate_schema_evolution(seed=3, truncate=False))

@@ -823,6 +823,9 @@ def features_used(history: History) -> frozenset[str]:
     - ``partial_update``: an update of a keyed table that leaves a non-key column unchanged;
     - ``multi_row_message``: two adjacent changes of one table with the same op in a
       transaction (material for a multi-row message).
+
+    Schema changes (``SchemaChange``, :mod:`schema_evolution`) are not a generator feature and
+    count as nothing.
     """
     used: set[str] = set()
     if any(not table.key_columns for table in history.tables):
@@ -835,7 +838,7 @@ def features_used(history: History) -> frozenset[str]:
         for event in item.events:
             if isinstance(event, Truncate):
                 used.add("truncate")
-            else:
+            elif isinstance(event, RowChange):
                 if event.op == "snapshot":
                     used.add("snapshot")
                 if event.moves_key:
