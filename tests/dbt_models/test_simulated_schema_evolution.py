@@ -88,9 +88,10 @@ def test_typed_gold_follows_the_schema_changes(spark, simulated_increments, form
         f"and source_database <=> {sql_text(wanted[1])} "
         f"and source_schema <=> {sql_text(wanted[2])}"
     ).collect()
-    # every version after the first follows a captured column change
-    assert len(versions) >= 5
-    assert sum(1 for v in versions if v["schema_change_ids"]) >= 4
+    # add, rename and drop each declare a new version (the widen too where the format's
+    # types tell int from bigint; DataWorks declares both LONG), each following its DDL
+    assert len(versions) >= 4
+    assert sum(1 for v in versions if v["schema_change_ids"]) >= 3
 
 
 def sql_text(value: str | None) -> str:
