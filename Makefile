@@ -14,7 +14,7 @@ KAFKA_LAKE ?= lake-kafka
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: install demo ingest build docs test lint clean kafka-broker demo-kafka
+.PHONY: install demo ingest build docs test lint clean kafka-broker demo-kafka bench
 
 install: $(STAMP)
 
@@ -45,6 +45,11 @@ docs: install
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+## bench: throughput per format and stage against baselines, and incremental cost growth
+## (not part of `make test`; about 15 minutes on 2 cores; flags: BENCH_ARGS="--changes 50000")
+bench: install
+	$(BIN)/python -m cdc_lakehouse.bench $(BENCH_ARGS)
 
 lint: install
 	$(BIN)/ruff check .

@@ -7,7 +7,8 @@
     a hash of the row identity in var('cdc_row_buckets') buckets (changing it needs
     --full-refresh). A run reads the changes of silver.change_events resolved after the
     newest batch it already applied (resolved_batch_id), and rewrites only the buckets those
-    changes touch, merging each touched row's stored state with its new changes. The merge is
+    changes touch, merging each changed row's stored state with its new changes (the other
+    rows of those buckets are copied as they are, with no merge work). The merge is
     the same computation as a full build, because a state is kept in a form that merges like
     the changes themselves:
 
@@ -256,8 +257,61 @@ new_versions as (
     )
 ),
 
-{# every contribution to a row's state: the new versions, and the stored state of every row
-   in a bucket they touch (all of it is rewritten) #}
+{% if is_incremental() %}
+{# the stored state of every row in a bucket the new versions touch (all of it is written
+   again), but a retracted one (a bucket whose only rows are retracted would keep its old files
+   - dynamic partition overwrite writes only buckets that have rows - which takes a lake of a
+   few rows) #}
+held_states as (
+    select *
+    from {{ this }} as held_states
+    where row_bucket in (
+        select row_bucket from new_versions
+        union
+        select row_bucket from retracted_identities
+    )
+        and not exists (
+            select 1
+            from retracted_identities
+            where retracted_identities.source_format = held_states.source_format
+                and retracted_identities.source_database <=> held_states.source_database
+                and retracted_identities.source_schema <=> held_states.source_schema
+                and retracted_identities.source_table = held_states.source_table
+                and retracted_identities.row_key = held_states.row_key
+        )
+),
+
+changed_rows as (
+    select distinct source_format, source_database, source_schema, source_table, row_key
+    from new_versions
+),
+
+{# a held row without a new version is written again as it is: only the changed rows merge,
+   so a run's merge work follows the new changes, not the rows that share their buckets #}
+unchanged_states as (
+    select held_states.*
+    from held_states
+    left anti join changed_rows
+        on held_states.source_format = changed_rows.source_format
+        and held_states.source_database <=> changed_rows.source_database
+        and held_states.source_schema <=> changed_rows.source_schema
+        and held_states.source_table = changed_rows.source_table
+        and held_states.row_key = changed_rows.row_key
+),
+
+changed_states as (
+    select held_states.*
+    from held_states
+    left semi join changed_rows
+        on held_states.source_format = changed_rows.source_format
+        and held_states.source_database <=> changed_rows.source_database
+        and held_states.source_schema <=> changed_rows.source_schema
+        and held_states.source_table = changed_rows.source_table
+        and held_states.row_key = changed_rows.row_key
+),
+{% endif %}
+
+{# every contribution to a changed row's state: its new versions and its stored state #}
 state_contributions as (
     select
         source_format,
@@ -290,24 +344,7 @@ state_contributions as (
         whole_row_ordering_key,
         column_entries,
         last_resolved_batch_id as resolved_batch_id
-    from {{ this }} as held_states
-    {# every row of a touched bucket is written again, but a retracted one (a bucket whose
-       only rows are retracted would keep its old files - dynamic partition overwrite writes
-       only buckets that have rows - which takes a lake of a few rows) #}
-    where row_bucket in (
-        select row_bucket from new_versions
-        union
-        select row_bucket from retracted_identities
-    )
-        and not exists (
-            select 1
-            from retracted_identities
-            where retracted_identities.source_format = held_states.source_format
-                and retracted_identities.source_database <=> held_states.source_database
-                and retracted_identities.source_schema <=> held_states.source_schema
-                and retracted_identities.source_table = held_states.source_table
-                and retracted_identities.row_key = held_states.row_key
-        )
+    from changed_states
     {% endif %}
 ),
 
@@ -356,7 +393,9 @@ row_entries as (
         source_schema,
         source_table,
         row_key,
-        map_from_entries(collect_list(struct(column_name, entry))) as column_entries
+        {# sorted by column name: a row copied as it is and the same row merged again (or
+           built by a full refresh) hold the same map, whatever order the shuffle gave #}
+        map_from_entries(array_sort(collect_list(struct(column_name, entry)))) as column_entries
     from column_values
     group by 1, 2, 3, 4, 5
 ),
@@ -384,6 +423,22 @@ final as (
         and row_summaries.source_schema <=> row_entries.source_schema
         and row_summaries.source_table = row_entries.source_table
         and row_summaries.row_key = row_entries.row_key
+    {% if is_incremental() %}
+    union all
+    select
+        source_format,
+        source_database,
+        source_schema,
+        source_table,
+        row_key,
+        last_change,
+        is_deleted,
+        whole_row_ordering_key,
+        column_entries,
+        last_resolved_batch_id,
+        row_bucket
+    from unchanged_states
+    {% endif %}
 )
 
 select * from final

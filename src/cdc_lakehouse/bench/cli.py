@@ -1,0 +1,247 @@
+"""``python -m cdc_lakehouse.bench`` (``make bench``): measure the pipeline per format and
+stage next to the baselines, and the incremental cost growth; write the report.
+
+Every measurement runs in a worker process of its own (:mod:`.worker`) with a fresh lake
+under ``--work-dir``, so one format's JVM, caches and tables never help or slow another.
+The defaults (three formats, see :data:`DEFAULT_FORMATS`) take about 15-25 minutes on 2
+cores; ``--format all`` measures all nine. Results: ``--out`` (default ``bench/``)
+gets ``results.json``, ``results.md``, ``throughput.png`` and ``cost_growth.png``
+(:mod:`.report`).
+
+Exit codes: 0 done (also when a target is missed: the report says so), 1 a step failed
+(the worker's log is named), 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from cdc_lakehouse.bench import report
+from cdc_lakehouse.simulate.encoders import ENCODERS
+
+DEFAULT_FORMATS = ("dataworks_json", "dts_canal_json", "dts_avro")
+"""One JSON envelope format with split updates, one multi-row JSON format, one Avro format:
+the default run stays near 15 minutes; ``--format all`` measures every format."""
+DEFAULT_CHANGES = 20_000
+DEFAULT_GROWTH_FORMAT = "dts_canal_json"
+DEFAULT_GROWTH_CHANGES = 2_000
+DEFAULT_FACTORS = (1, 4, 16)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be 1 or more")
+    return value
+
+
+def _factors(text: str) -> tuple[int, ...]:
+    try:
+        factors = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a comma-separated list of whole numbers, e.g. 1,4,16"
+        ) from None
+    if len(factors) < 2 or any(f < 1 for f in factors) or list(factors) != sorted(set(factors)):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give at least two increasing history sizes of 1 or more, e.g. 1,4,16"
+        )
+    return factors
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m cdc_lakehouse.bench",
+        description=(
+            "Benchmark: events/s per format and stage (dump -> bronze -> silver -> gold, one "
+            "incremental batch) against a hand-written PySpark script, DuckDB and the "
+            "orjson / fastavro decode floor on the same bytes; and the incremental dbt build "
+            "time as history grows against a full build."
+        ),
+    )
+    parser.add_argument(
+        "--format",
+        action="append",
+        metavar="NAME",
+        help=(
+            "format to measure (repeatable), or 'all' for every simulated format "
+            f"(default {', '.join(DEFAULT_FORMATS)})"
+        ),
+    )
+    parser.add_argument(
+        "--changes",
+        type=_positive,
+        default=DEFAULT_CHANGES,
+        help=f"row changes of each format's history (default {DEFAULT_CHANGES:,})",
+    )
+    parser.add_argument(
+        "--batch-changes",
+        type=_positive,
+        help="row changes of the incremental batch (default a tenth of --changes)",
+    )
+    parser.add_argument(
+        "--growth-format",
+        default=DEFAULT_GROWTH_FORMAT,
+        metavar="NAME",
+        help=f"format of the cost-growth runs (default {DEFAULT_GROWTH_FORMAT})",
+    )
+    parser.add_argument(
+        "--growth-changes",
+        type=_positive,
+        default=DEFAULT_GROWTH_CHANGES,
+        help=f"row changes of the 1x history (default {DEFAULT_GROWTH_CHANGES:,})",
+    )
+    parser.add_argument(
+        "--growth-batch-changes",
+        type=_positive,
+        help="row changes of the fixed new batch (default a sixteenth of --growth-changes)",
+    )
+    parser.add_argument(
+        "--factors",
+        type=_factors,
+        default=DEFAULT_FACTORS,
+        help="history sizes of the cost growth, in multiples of --growth-changes (default 1,4,16)",
+    )
+    parser.add_argument(
+        "--skip",
+        choices=("formats", "growth"),
+        action="append",
+        default=[],
+        help="leave a part out",
+    )
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument(
+        "--out", type=Path, default=Path("bench"), help="report directory (default ./bench)"
+    )
+    parser.add_argument(
+        "--work-dir",
+        type=Path,
+        help="scratch directory for lakes and logs (default a temporary one, removed after)",
+    )
+    parser.add_argument(
+        "--project-dir", type=Path, default=Path("."), help="the dbt project (default .)"
+    )
+    return parser
+
+
+class WorkerFailed(RuntimeError):
+    """A worker process failed; the message names its log."""
+
+
+def run_worker(kind: str, spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict:
+    """Run one :mod:`.worker` in ``work_dir`` (its lake: ``work_dir/lake``); its output goes to
+    ``work_dir/worker.log``.
+
+    Raises:
+        WorkerFailed: the worker exited non-zero.
+    """
+    work_dir.mkdir(parents=True, exist_ok=True)
+    spec_path = work_dir / "spec.json"
+    result_path = work_dir / "result.json"
+    spec_path.write_text(json.dumps(spec), encoding="utf-8")
+    env = {
+        **os.environ,
+        "CDC_LAKE_DIR": str(work_dir / "lake"),
+        "CDC_TABLE_FORMAT": "parquet",
+        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+    }
+    log_path = work_dir / "worker.log"
+    command = [
+        sys.executable,
+        "-m",
+        "cdc_lakehouse.bench.worker",
+        kind,
+        str(spec_path),
+        str(result_path),
+        str(project_dir),
+    ]
+    with log_path.open("w", encoding="utf-8") as log:
+        completed = subprocess.run(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    if completed.returncode != 0:
+        tail = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]
+        raise WorkerFailed(
+            f"{kind} worker {spec} failed (exit {completed.returncode}); log {log_path}:\n"
+            + "\n".join(tail)
+        )
+    return json.loads(result_path.read_text(encoding="utf-8"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    known = sorted(ENCODERS)
+    formats = list(DEFAULT_FORMATS) if not args.format else args.format
+    if "all" in formats:
+        formats = known
+    unknown = sorted({f for f in [*formats, args.growth_format] if f not in ENCODERS})
+    if unknown:
+        parser.error(f"unknown format {', '.join(unknown)}; choose from {', '.join(known)}")
+    project_dir = args.project_dir.resolve()
+    if not (project_dir / "dbt_project.yml").is_file():
+        parser.error(
+            f"{project_dir} holds no dbt_project.yml; run from the project or give --project-dir"
+        )
+    batch_changes = args.batch_changes or max(args.changes // 10, 1)
+    growth_batch = args.growth_batch_changes or max(args.growth_changes // 16, 1)
+    scratch = args.work_dir or Path(tempfile.mkdtemp(prefix="cdc-bench-"))
+    started = time.monotonic()
+    document: dict[str, Any] = {
+        "machine": report.machine(),
+        "config": {
+            "formats": formats if "formats" not in args.skip else [],
+            "changes": args.changes,
+            "batch_changes": batch_changes,
+            "growth_format": args.growth_format,
+            "growth_changes": args.growth_changes,
+            "growth_batch_changes": growth_batch,
+            "factors": list(args.factors) if "growth" not in args.skip else [],
+            "seed": args.seed,
+        },
+        "formats": [],
+        "growth": [],
+    }
+    try:
+        if "formats" not in args.skip:
+            for format_ in formats:
+                spec = {
+                    "format": format_,
+                    "changes": args.changes,
+                    "batch_changes": batch_changes,
+                    "seed": args.seed,
+                }
+                result = run_worker("format", spec, scratch / f"format-{format_}", project_dir)
+                document["formats"].append(result)
+                print(report.format_line(result), flush=True)
+        if "growth" not in args.skip:
+            for factor in args.factors:
+                spec = {
+                    "format": args.growth_format,
+                    "changes": args.growth_changes,
+                    "factor": factor,
+                    "batch_changes": growth_batch,
+                    "seed": args.seed,
+                }
+                result = run_worker("growth", spec, scratch / f"growth-{factor}x", project_dir)
+                document["growth"].append(result)
+                print(report.growth_line(result), flush=True)
+    except WorkerFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    document["wall_s"] = round(time.monotonic() - started, 1)
+    paths = report.write(document, args.out)
+    print(f"bench: {document['wall_s']:.0f} s; wrote {', '.join(str(p) for p in paths)}")
+    if args.work_dir is None:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0

@@ -1,0 +1,170 @@
+"""One format's measurements, run in a worker process of its own (a fresh lake and JVM):
+every pipeline stage, then the three baselines on the same bronze bytes, each checked against
+the pipeline's gold.
+
+Steps, in order (timed ones marked *):
+
+1. start Spark; create the empty bronze table; ``dbt seed``; build the other formats' staging
+   models (empty), which the silver models read. Not timed: the same for every size.
+2. * dump -> bronze: the ingest job on the history dump.
+3. * bronze -> silver: ``dbt run`` of the format's staging models and every silver model.
+4. * silver -> gold: ``dbt run`` of gold (row_states, current_rows, current_rows_with_deletes,
+   row_history).
+5. gold checked against the simulator's oracle (a wrong pipeline is reported, not timed).
+6. * baselines, each on the history's bronze records and checked against gold: the
+   hand-written PySpark script, DuckDB, the orjson / fastavro floor.
+7. * incremental batch: ingest the new batch, then ``dbt run`` of step 3 and 4's models.
+
+Events are rows of ``silver.change_events`` (row changes, producer-retry duplicates included)
+of the format's topics; the same count divides every stage of one delivery.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from cdc_lakehouse.bench import workload as workloads
+from cdc_lakehouse.bench.baselines import BaselineResult, check
+from cdc_lakehouse.bench.measure import Measurement, measured
+from cdc_lakehouse.bench.pipeline import (
+    BRONZE_TABLE,
+    GOLD_EXCLUDE,
+    GOLD_SELECTION,
+    SILVER_SELECTION,
+    Pipeline,
+    staging_selection,
+)
+
+
+def _stage(measurement: Measurement, events: int, cores: int) -> dict[str, Any]:
+    seconds = measurement.seconds
+    return {
+        "seconds": round(seconds, 3),
+        "events": events,
+        "events_per_s": round(events / seconds, 1) if seconds else None,
+        "events_per_s_per_core": round(events / seconds / cores, 1) if seconds else None,
+        "peak_rss_bytes": measurement.peak_rss_bytes,
+        "cores": cores,
+    }
+
+
+def _baseline(
+    result: BaselineResult, measurement: Measurement, gold: Any, columns: Any
+) -> dict[str, Any]:
+    problems = check.differences(gold, result.rows, columns)
+    entry = {
+        "engine": result.engine,
+        "seconds": round(result.seconds, 3),
+        "events": result.events,
+        "events_per_s": round(result.events / result.seconds, 1) if result.seconds else None,
+        "events_per_s_per_core": (
+            round(result.events / result.seconds / result.cores, 1) if result.seconds else None
+        ),
+        "peak_rss_bytes": measurement.peak_rss_bytes,
+        "cores": result.cores,
+        "equals_gold": not problems,
+    }
+    if problems:
+        entry["differences"] = problems[:5]
+    return entry
+
+
+def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, Any]:
+    """Measure one format. ``spec``: ``{"format", "changes", "batch_changes", "seed"}``.
+
+    Returns the format's result document (see :mod:`cdc_lakehouse.bench.report`).
+
+    Raises:
+        BenchError: a pipeline step failed.
+    """
+    from cdc_lakehouse.bench.baselines import duckdb_baseline, pyspark_script, python_floor
+    from cdc_lakehouse.spark_session import get_spark
+
+    format_ = spec["format"]
+    cores = os.cpu_count() or 1
+    load = workloads.build(format_, spec["changes"], spec["batch_changes"], spec["seed"])
+    history_dump, batch_dump = workloads.write(load, work_dir / "dump")
+    topics = load.topics
+    dump_bytes = sum(f.stat().st_size for f in history_dump.iterdir())
+
+    with measured() as startup:
+        spark = get_spark()
+    pipeline = Pipeline(spark, project_dir, work_dir)
+    pipeline.ensure_bronze()
+    pipeline.dbt("seed")
+    pipeline.dbt("run", "--select", *staging_selection(format_, other_formats=True))
+
+    stages: dict[str, Any] = {}
+    with measured() as ingest:
+        records = pipeline.ingest(history_dump)
+    with measured() as silver:
+        pipeline.dbt("run", "--select", *staging_selection(format_), *SILVER_SELECTION)
+    nodes = {"bronze_to_silver": pipeline.node_times()}
+    with measured() as gold_stage:
+        pipeline.dbt("run", "--select", *GOLD_SELECTION, "--exclude", *GOLD_EXCLUDE)
+    nodes["silver_to_gold"] = pipeline.node_times()
+    events_by_batch = pipeline.events(topics)
+    history_events = sum(events_by_batch.values())
+    stages["dump_to_bronze"] = _stage(ingest, history_events, cores)
+    stages["bronze_to_silver"] = _stage(silver, history_events, cores)
+    stages["silver_to_gold"] = _stage(gold_stage, history_events, cores)
+    both = Measurement(silver.seconds + gold_stage.seconds)
+    both.peak_rss_bytes = max(silver.peak_rss_bytes, gold_stage.peak_rss_bytes)
+    stages["bronze_to_gold"] = _stage(both, history_events, cores)
+
+    gold = pipeline.gold_rows(topics)
+    columns = check.compared_columns(load.history)
+    oracle_problems = check.differences(
+        check.history_rows(load.encoder, load.history), gold, columns
+    )
+
+    baselines: dict[str, Any] = {}
+    output_table = "bench.pyspark_baseline_latest"
+    spark.sql("create database if not exists bench")
+    with measured() as memory:
+        result = pyspark_script.run(spark, BRONZE_TABLE, topics, format_, output_table)
+    baselines["pyspark"] = _baseline(result, memory, gold, columns)
+    files = pipeline.bronze_files()
+    with measured(include_children=False) as memory:
+        result = duckdb_baseline.run(files, topics, format_, threads=cores)
+    baselines["duckdb"] = _baseline(result, memory, gold, columns)
+    values = python_floor.load_values(files, topics)
+    with measured(include_children=False) as memory:
+        result = python_floor.run(values, format_)
+    baselines["python_floor"] = _baseline(result, memory, gold, columns)
+    del values
+
+    with measured() as incremental:
+        batch_records = pipeline.ingest(batch_dump)
+        pipeline.dbt(
+            "run",
+            "--select",
+            *staging_selection(format_),
+            *SILVER_SELECTION,
+            *GOLD_SELECTION,
+            "--exclude",
+            *GOLD_EXCLUDE,
+        )
+    nodes["incremental_batch"] = pipeline.node_times()
+    batch_events = sum(pipeline.events(topics).values()) - history_events
+    stages["incremental_batch"] = _stage(incremental, batch_events, cores)
+    shutil.rmtree(work_dir / "dump", ignore_errors=True)
+    return {
+        "format": format_,
+        "changes": spec["changes"],
+        "batch_changes": spec["batch_changes"],
+        "records": records,
+        "batch_records": batch_records,
+        "dump_bytes": dump_bytes,
+        "events": history_events,
+        "batch_events": batch_events,
+        "spark_startup_s": round(startup.seconds, 3),
+        "gold_equals_oracle": not oracle_problems,
+        "gold_differences": oracle_problems[:5],
+        "stages": stages,
+        "dbt_nodes": nodes,
+        "baselines": baselines,
+    }

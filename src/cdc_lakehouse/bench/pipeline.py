@@ -1,0 +1,190 @@
+"""The pipeline as the benchmark drives it, inside one worker process: the real ingest job and
+dbt (in-process ``dbtRunner``, on this process's SparkSession through the ``sparksession``
+adapter), on the lake of ``CDC_LAKE_DIR``.
+
+dbt writes its ``target/`` and ``logs/`` under the worker's own directory, never the
+project's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cdc_lakehouse.bench.baselines import LatestRows
+
+BRONZE_TABLE = "bronze.kafka_records"
+
+STAGING_FOLDERS: dict[str, str] = {
+    "dataworks_json": "dataworks",
+    "datahub_blob": "dataworks",
+    "datahub_tuple": "datahub_tuple",
+    "dts_avro": "dts_avro",
+    "dts_canal_json": "dts_canal",
+    "dts_shareplex_json": "dts_shareplex",
+    "lindorm_debezium": "lindorm",
+    "qlik_json": "qlik",
+    "qlik_avro": "qlik",
+}
+"""Registry format -> its staging folder (``models/staging/<folder>``,
+``python_models/staging/<folder>``)."""
+
+SILVER_SELECTION = ("path:models/silver", "path:python_models/silver")
+GOLD_SELECTION = ("path:models/gold",)
+GOLD_EXCLUDE = ("path:models/gold/tables",)
+"""The typed gold tables (``models/gold/tables``) are generated for the bundled samples'
+source tables, not the benchmark's, so the gold stage leaves them out."""
+
+
+class BenchError(RuntimeError):
+    """A pipeline step failed during a benchmark; the message says which and why."""
+
+
+def staging_selection(format_: str, *, other_formats: bool = False) -> tuple[str, ...]:
+    """dbt selectors of the bronze view and the staging models of ``format_`` (with
+    ``other_formats``: of every other format instead)."""
+    folder = STAGING_FOLDERS[format_]
+    if other_formats:
+        folders = sorted(set(STAGING_FOLDERS.values()) - {folder})
+        return (
+            "stg_bronze__kafka_records",
+            *(
+                selector
+                for other in folders
+                for selector in (
+                    f"path:models/staging/{other}",
+                    f"path:python_models/staging/{other}",
+                )
+            ),
+        )
+    return (
+        "stg_bronze__kafka_records",
+        f"path:models/staging/{folder}",
+        f"path:python_models/staging/{folder}",
+    )
+
+
+@dataclass
+class Pipeline:
+    """Ingest and dbt on one lake.
+
+    Attributes:
+        spark: the process's SparkSession (:func:`cdc_lakehouse.spark_session.get_spark`).
+        project_dir: the dbt project (holds ``dbt_project.yml`` and ``seeds/cdc_topics.csv``).
+        work_dir: this worker's scratch directory (dbt target and logs).
+    """
+
+    spark: Any
+    project_dir: Path
+    work_dir: Path
+
+    def ingest(self, dump: Path) -> int:
+        """Ingest a topic dump into ``bronze.kafka_records``; returns the records written."""
+        from cdc_lakehouse.ingest.job import IngestOptions, plan_ingest, run_ingest
+
+        options = IngestOptions(
+            dump=dump,
+            registry=self.project_dir / "seeds" / "cdc_topics.csv",
+            table=BRONZE_TABLE,
+            checkpoint=self.work_dir / "checkpoints" / BRONZE_TABLE,
+        )
+        with (self.work_dir / "ingest.log").open("a", encoding="utf-8") as log:
+            return run_ingest(self.spark, plan_ingest(options), out=log).records
+
+    def ensure_bronze(self) -> None:
+        """Create the (empty) bronze table, as the first ingest would."""
+        from cdc_lakehouse.ingest.bronze import ensure_table
+        from cdc_lakehouse.settings import load_settings
+
+        ensure_table(self.spark, BRONZE_TABLE, load_settings().table_format)
+
+    def dbt(self, *args: str) -> None:
+        """Run one dbt command in-process.
+
+        Raises:
+            BenchError: dbt failed; names the failed nodes and their messages.
+        """
+        from dbt.cli.main import dbtRunner
+
+        argv = [
+            *args,
+            "--project-dir",
+            str(self.project_dir),
+            "--profiles-dir",
+            str(self.project_dir),
+            "--target-path",
+            str(self.work_dir / "target"),
+            "--log-path",
+            str(self.work_dir / "logs"),
+        ]
+        result = dbtRunner().invoke(argv)
+        if result.success:
+            return
+        failures = [
+            f"{node.node.unique_id}: {node.message}"
+            for node in getattr(result.result, "results", None) or []
+            if str(node.status) not in ("success", "pass")
+        ]
+        raise BenchError(f"dbt {' '.join(args)} failed: {result.exception or failures}")
+
+    def node_times(self, top: int = 8) -> dict[str, Any]:
+        """Where the last dbt command's time went (its ``run_results.json``): seconds per
+        resource type (model, test, seed) and the ``top`` slowest nodes."""
+        import json
+
+        results = json.loads((self.work_dir / "target" / "run_results.json").read_text())
+        by_type: dict[str, float] = {}
+        nodes = []
+        for result in results["results"]:
+            kind, _, name = result["unique_id"].split(".", 2)
+            by_type[kind] = by_type.get(kind, 0.0) + result["execution_time"]
+            nodes.append((result["execution_time"], name.split(".")[-1]))
+        nodes.sort(reverse=True)
+        return {
+            "elapsed_s": round(results["elapsed_time"], 1),
+            "seconds_by_type": {kind: round(sec, 1) for kind, sec in sorted(by_type.items())},
+            "nodes": len(nodes),
+            "slowest": {name: round(sec, 1) for sec, name in nodes[:top]},
+        }
+
+    def events(self, topics: list[str]) -> dict[int, int]:
+        """Rows of ``silver.change_events`` from ``topics`` per ingest batch id."""
+        listed = ", ".join(f"'{topic}'" for topic in topics)
+        rows = self.spark.sql(
+            f"select ingest_batch_id, count(*) as n from silver.change_events "
+            f"where kafka_topic in ({listed}) group by ingest_batch_id"
+        ).collect()
+        return {row["ingest_batch_id"]: row["n"] for row in rows}
+
+    def bronze_files(self) -> list[str]:
+        """Local paths of the parquet files of ``bronze.kafka_records``."""
+        from urllib.parse import unquote, urlparse
+
+        files = self.spark.table(BRONZE_TABLE).inputFiles()
+        return sorted(unquote(urlparse(uri).path) for uri in files)
+
+    def gold_rows(self, topics: list[str]) -> LatestRows:
+        """``gold.current_rows`` of the source tables ``topics`` carry, as
+        (lower-case table, row_key) -> row_values."""
+        listed = ", ".join(f"'{topic}'" for topic in topics)
+        rows = self.spark.sql(
+            f"""
+            with identities as (
+                select distinct source_format, source_database, source_schema, source_table
+                from silver.change_events
+                where kafka_topic in ({listed})
+            )
+            select current_rows.source_table, current_rows.row_key, current_rows.row_values
+            from gold.current_rows
+            inner join identities
+                on current_rows.source_format = identities.source_format
+                and current_rows.source_database <=> identities.source_database
+                and current_rows.source_schema <=> identities.source_schema
+                and current_rows.source_table = identities.source_table
+            """
+        ).collect()
+        return {
+            (row["source_table"].lower(), row["row_key"]): dict(row["row_values"]) for row in rows
+        }

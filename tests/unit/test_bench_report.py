@@ -1,0 +1,196 @@
+"""The benchmark's workload, report and command line (no Spark): what `make bench` writes and
+how it refuses bad flags."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from cdc_lakehouse.bench import cli, report, workload
+
+
+def _stage(seconds: float, events: int) -> dict:
+    return {
+        "seconds": seconds,
+        "events": events,
+        "events_per_s": events / seconds,
+        "events_per_s_per_core": events / seconds / 2,
+        "peak_rss_bytes": 2**30,
+        "cores": 2,
+    }
+
+
+def _baseline(seconds: float, equals_gold: bool = True) -> dict:
+    return {
+        "engine": "x",
+        "seconds": seconds,
+        "events": 1000,
+        "events_per_s": 1000 / seconds,
+        "events_per_s_per_core": 500 / seconds,
+        "peak_rss_bytes": 2**28,
+        "cores": 2,
+        "equals_gold": equals_gold,
+    }
+
+
+def _format_result(name: str, silver_s: float, gold_s: float, pyspark_s: float) -> dict:
+    return {
+        "format": name,
+        "events": 1000,
+        "batch_events": 100,
+        "gold_equals_oracle": True,
+        "stages": {
+            "dump_to_bronze": _stage(2.0, 1000),
+            "bronze_to_silver": _stage(silver_s, 1000),
+            "silver_to_gold": _stage(gold_s, 1000),
+            "bronze_to_gold": _stage(silver_s + gold_s, 1000),
+            "incremental_batch": _stage(5.0, 100),
+        },
+        "baselines": {
+            "pyspark": _baseline(pyspark_s),
+            "duckdb": _baseline(0.5),
+            "python_floor": _baseline(0.2),
+        },
+    }
+
+
+def _growth(factor: int, full_s: float, incremental_s: float) -> dict:
+    return {
+        "format": "dts_canal_json",
+        "factor": factor,
+        "events": 1000 * factor,
+        "batch_events": 60,
+        "full_build_s": full_s,
+        "incremental_build_s": incremental_s,
+    }
+
+
+def _document(formats: list[dict], growth: list[dict]) -> dict:
+    return {
+        "machine": {
+            "cpu": "test cpu",
+            "cores": 2,
+            "memory_gib": 24.0,
+            "os": "Linux",
+            "python": "3.11",
+            "versions": {"pyspark": "4.2.0", "dbt-core": "1.11", "duckdb": "2.0.0"},
+            "spark_driver_memory": "4g",
+        },
+        "config": {
+            "changes": 1000,
+            "batch_changes": 100,
+            "growth_format": "dts_canal_json",
+            "growth_batch_changes": 60,
+            "seed": 11,
+        },
+        "formats": formats,
+        "growth": growth,
+        "wall_s": 60.0,
+    }
+
+
+def test_summary_ratios_are_pipeline_time_over_pyspark_time() -> None:
+    doc = _document(
+        [_format_result("a", 3.0, 1.0, 2.0), _format_result("b", 1.0, 1.0, 2.0)],
+        [_growth(1, 10.0, 8.0), _growth(4, 20.0, 8.5), _growth(16, 60.0, 9.0)],
+    )
+    s = report.summary(doc)
+    assert s["pyspark_ratio_by_format"] == {"a": 2.0, "b": 1.0}
+    assert s["pyspark_ratio_overall"] == 1.5  # (4 + 2) / (2 + 2)
+    assert s["pyspark_target_met"] is True
+    assert s["incremental_growth"] == 1.12
+    assert s["full_build_growth"] == 6.0
+    assert s["growth_target_met"] is True
+
+
+def test_a_baseline_that_differs_from_gold_does_not_count() -> None:
+    result = _format_result("a", 3.0, 1.0, 2.0)
+    result["baselines"]["pyspark"]["equals_gold"] = False
+    doc = _document([result], [])
+    s = report.summary(doc)
+    assert s["pyspark_ratio_by_format"] == {"a": None}
+    assert s["pyspark_target_met"] is False
+    assert s["baselines_equal_gold"] is False
+    assert "✗" in report.markdown(doc)
+
+
+def test_growth_target_missed_when_incremental_grows() -> None:
+    doc = _document([], [_growth(1, 10.0, 8.0), _growth(16, 60.0, 12.0)])
+    s = report.summary(doc)
+    assert s["incremental_growth"] == 1.5
+    assert s["growth_target_met"] is False
+    assert "NOT met" in report.markdown(doc)
+
+
+def test_write_gives_json_markdown_and_plots(tmp_path: Path) -> None:
+    doc = _document(
+        [_format_result("a", 3.0, 1.0, 2.0)], [_growth(1, 10.0, 8.0), _growth(4, 20.0, 8.5)]
+    )
+    paths = report.write(doc, tmp_path / "out")
+    assert [p.name for p in paths] == [
+        "results.json",
+        "results.md",
+        "throughput.png",
+        "cost_growth.png",
+    ]
+    written = json.loads(paths[0].read_text(encoding="utf-8"))
+    assert written["summary"]["pyspark_ratio_overall"] == 2.0
+    markdown = paths[1].read_text(encoding="utf-8")
+    assert "| a | 1,000 |" in markdown
+    assert "test cpu, 2 cores" in markdown
+    assert paths[2].read_bytes().startswith(b"\x89PNG")
+    assert paths[3].read_bytes().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--format", "nope"], "unknown format nope"),
+        (["--changes", "0"], "must be 1 or more"),
+        (["--factors", "4,1"], "increasing history sizes"),
+        (["--factors", "1;4"], "comma-separated"),
+    ],
+)
+def test_bad_flags_stop_with_what_to_fix(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(argv)
+    assert stopped.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_project_dir_without_dbt_project_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["--project-dir", str(tmp_path)])
+    assert "holds no dbt_project.yml" in capsys.readouterr().err
+
+
+def test_workload_is_what_a_latest_per_key_baseline_can_compute() -> None:
+    load = workload.build("dts_canal_json", 600, 60, seed=3)
+    changes = load.whole.row_changes
+    assert len(load.history.row_changes) == 600
+    assert {c.op for c in changes} == {"insert", "update", "delete"}
+    assert not any(c.moves_key for c in changes)
+    assert {t.name for t in load.history.tables} == {"customers", "orders"}
+    # duplicates are redelivered copies: same value at another offset
+    values = Counter(r.value for r in load.history_delivery.records)
+    assert any(n > 1 for n in values.values())
+    # the new batch continues the history's offsets in every partition
+    last = {}
+    for record in load.history_delivery.records:
+        last[(record.topic, record.partition)] = record.offset
+    for record in load.batch_delivery.records:
+        assert record.offset > last.get((record.topic, record.partition), -1)
+
+
+def test_workload_refuses_unknown_formats_and_sizes() -> None:
+    with pytest.raises(ValueError, match="no simulator encoder"):
+        workload.build("nope", 10, 1)
+    with pytest.raises(ValueError, match="sizes must be >= 1"):
+        workload.build("dts_canal_json", 0, 1)
