@@ -22,6 +22,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from cdc_lakehouse.bench.pipeline import topic_current_rows
 from cdc_lakehouse.dump import DumpRecord
 from cdc_lakehouse.simulate.delivery import Delivery, DeliveryConfig, deliver, write_dump
 from cdc_lakehouse.simulate.encoders import ENCODERS
@@ -106,27 +107,6 @@ def expected_tables(simulation: Simulation, history: History) -> dict[str, RowMu
             for row in state[table.name]
         )
     return expected
-
-
-def topic_current_rows(spark: Any, topics: list[str]) -> list[Any]:
-    """gold.current_rows (source_table, row_values) of the source tables ``topics`` carry."""
-    listed = ", ".join(f"'{topic}'" for topic in topics)
-    return spark.sql(
-        f"""
-        with identities as (
-            select distinct source_format, source_database, source_schema, source_table
-            from silver.change_events
-            where kafka_topic in ({listed})
-        )
-        select current_rows.source_table, current_rows.row_values
-        from gold.current_rows
-        inner join identities
-            on current_rows.source_format = identities.source_format
-            and current_rows.source_database <=> identities.source_database
-            and current_rows.source_schema <=> identities.source_schema
-            and current_rows.source_table = identities.source_table
-        """
-    ).collect()
 
 
 def gold_tables(spark: Any, simulation: Simulation) -> dict[str, RowMultiset]:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from cdc_lakehouse.bench import report
+from cdc_lakehouse.cli_types import positive_int
 from cdc_lakehouse.simulate.encoders import ENCODERS
 
 DEFAULT_FORMATS = ("dataworks_json", "dts_canal_json", "dts_avro")
@@ -35,16 +36,6 @@ DEFAULT_CHANGES = 20_000
 DEFAULT_GROWTH_FORMAT = "dts_canal_json"
 DEFAULT_GROWTH_CHANGES = 2_000
 DEFAULT_FACTORS = (1, 4, 16)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be 1 or more")
-    return value
 
 
 def _factors(text: str) -> tuple[int, ...]:
@@ -82,13 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--changes",
-        type=_positive,
+        type=positive_int,
         default=DEFAULT_CHANGES,
         help=f"row changes of each format's history (default {DEFAULT_CHANGES:,})",
     )
     parser.add_argument(
         "--batch-changes",
-        type=_positive,
+        type=positive_int,
         help="row changes of the incremental batch (default a tenth of --changes)",
     )
     parser.add_argument(
@@ -99,13 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--growth-changes",
-        type=_positive,
+        type=positive_int,
         default=DEFAULT_GROWTH_CHANGES,
         help=f"row changes of the 1x history (default {DEFAULT_GROWTH_CHANGES:,})",
     )
     parser.add_argument(
         "--growth-batch-changes",
-        type=_positive,
+        type=positive_int,
         help="row changes of the fixed new batch (default a sixteenth of --growth-changes)",
     )
     parser.add_argument(

@@ -168,23 +168,29 @@ class Pipeline:
     def gold_rows(self, topics: list[str]) -> LatestRows:
         """``gold.current_rows`` of the source tables ``topics`` carry, as
         (lower-case table, row_key) -> row_values."""
-        listed = ", ".join(f"'{topic}'" for topic in topics)
-        rows = self.spark.sql(
-            f"""
-            with identities as (
-                select distinct source_format, source_database, source_schema, source_table
-                from silver.change_events
-                where kafka_topic in ({listed})
-            )
-            select current_rows.source_table, current_rows.row_key, current_rows.row_values
-            from gold.current_rows
-            inner join identities
-                on current_rows.source_format = identities.source_format
-                and current_rows.source_database <=> identities.source_database
-                and current_rows.source_schema <=> identities.source_schema
-                and current_rows.source_table = identities.source_table
-            """
-        ).collect()
         return {
-            (row["source_table"].lower(), row["row_key"]): dict(row["row_values"]) for row in rows
+            (row["source_table"].lower(), row["row_key"]): dict(row["row_values"])
+            for row in topic_current_rows(self.spark, topics)
         }
+
+
+def topic_current_rows(spark: Any, topics: list[str]) -> list[Any]:
+    """``gold.current_rows`` rows (source_table, row_key, row_values) of the source tables
+    that ``topics`` carry (their identities in ``silver.change_events``)."""
+    listed = ", ".join(f"'{topic}'" for topic in topics)
+    return spark.sql(
+        f"""
+        with identities as (
+            select distinct source_format, source_database, source_schema, source_table
+            from silver.change_events
+            where kafka_topic in ({listed})
+        )
+        select current_rows.source_table, current_rows.row_key, current_rows.row_values
+        from gold.current_rows
+        inner join identities
+            on current_rows.source_format = identities.source_format
+            and current_rows.source_database <=> identities.source_database
+            and current_rows.source_schema <=> identities.source_schema
+            and current_rows.source_table = identities.source_table
+        """
+    ).collect()

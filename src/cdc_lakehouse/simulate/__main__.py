@@ -23,6 +23,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from cdc_lakehouse.cli_types import positive_int
 from cdc_lakehouse.kafka.client import parse_properties
 from cdc_lakehouse.settings import ConfigError
 from cdc_lakehouse.simulate.delivery import Delivery, DeliveryConfig, deliver, produce, write_dump
@@ -41,16 +42,6 @@ def _rate(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a rate 0..1") from None
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"{text} is outside 0..1; give a share such as 0.05")
-    return value
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be 1 or more")
     return value
 
 
@@ -78,13 +69,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="registry format to simulate (repeatable), or 'all' for every registered encoder",
     )
-    parser.add_argument("--changes", type=_positive, default=10_000, help="row changes per format")
+    parser.add_argument(
+        "--changes", type=positive_int, default=10_000, help="row changes per format"
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--prefix", type=_prefix, default="sim", help="topic name prefix")
-    parser.add_argument("--partitions", type=_positive, default=3, help="partitions per topic")
+    parser.add_argument("--partitions", type=positive_int, default=3, help="partitions per topic")
     parser.add_argument("--duplicate-rate", type=_rate, default=0.0, metavar="RATE")
     parser.add_argument("--malformed-rate", type=_rate, default=0.0, metavar="RATE")
-    parser.add_argument("--batches", type=_positive, default=1, help="ingest batches")
+    parser.add_argument("--batches", type=positive_int, default=1, help="ingest batches")
     parser.add_argument("--out", type=Path, metavar="DIR", help="write topic dumps here")
     parser.add_argument("--bootstrap-servers", metavar="HOST:PORT", help="produce to Kafka")
     parser.add_argument("--kafka-property", action="append", default=[], metavar="KEY=VALUE")
