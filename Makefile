@@ -47,7 +47,7 @@ test: install
 	$(BIN)/python -m pytest
 
 ## bench: throughput per format and stage against baselines, and incremental cost growth
-## (not part of `make test`; about 15 minutes on 2 cores; flags: BENCH_ARGS="--changes 50000")
+## (not part of `make test`; about 20 minutes on 2 cores; flags: BENCH_ARGS="--changes 50000")
 bench: install
 	$(BIN)/python -m cdc_lakehouse.bench $(BENCH_ARGS)
 

@@ -3,8 +3,9 @@ stage next to the baselines, and the incremental cost growth; write the report.
 
 Every measurement runs in a worker process of its own (:mod:`.worker`) with a fresh lake
 under ``--work-dir``, so one format's JVM, caches and tables never help or slow another.
-The defaults (three formats, see :data:`DEFAULT_FORMATS`) take about 15-25 minutes on 2
-cores; ``--format all`` measures all nine. Results: ``--out`` (default ``bench/``)
+The defaults (three formats, see :data:`DEFAULT_FORMATS`) took 19 minutes on 2 cores
+(``bench/results.md``): about 3 minutes per format and 12 for the cost growth; ``--format all``
+measures all nine. Results: ``--out`` (default ``bench/``)
 gets ``results.json``, ``results.md``, ``throughput.png`` and ``cost_growth.png``
 (:mod:`.report`).
 
@@ -31,7 +32,7 @@ from cdc_lakehouse.simulate.encoders import ENCODERS
 
 DEFAULT_FORMATS = ("dataworks_json", "dts_canal_json", "dts_avro")
 """One JSON envelope format with split updates, one multi-row JSON format, one Avro format:
-the default run stays near 15 minutes; ``--format all`` measures every format."""
+the default run stays near 20 minutes; ``--format all`` measures every format."""
 DEFAULT_CHANGES = 20_000
 DEFAULT_GROWTH_FORMAT = "dts_canal_json"
 DEFAULT_GROWTH_CHANGES = 2_000
