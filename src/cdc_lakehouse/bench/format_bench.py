@@ -39,16 +39,20 @@ from cdc_lakehouse.bench.pipeline import (
 )
 
 
-def _stage(measurement: Measurement, events: int, cores: int) -> dict[str, Any]:
-    seconds = measurement.seconds
+def _rates(seconds: float, events: int, cores: int, peak_rss_bytes: int) -> dict[str, Any]:
+    """One timed step's entry: seconds, events, events/s (per core too), peak RSS, cores."""
     return {
         "seconds": round(seconds, 3),
         "events": events,
         "events_per_s": round(events / seconds, 1) if seconds else None,
         "events_per_s_per_core": round(events / seconds / cores, 1) if seconds else None,
-        "peak_rss_bytes": measurement.peak_rss_bytes,
+        "peak_rss_bytes": peak_rss_bytes,
         "cores": cores,
     }
+
+
+def _stage(measurement: Measurement, events: int, cores: int) -> dict[str, Any]:
+    return _rates(measurement.seconds, events, cores, measurement.peak_rss_bytes)
 
 
 def _baseline(
@@ -57,14 +61,7 @@ def _baseline(
     problems = check.differences(gold, result.rows, columns)
     entry = {
         "engine": result.engine,
-        "seconds": round(result.seconds, 3),
-        "events": result.events,
-        "events_per_s": round(result.events / result.seconds, 1) if result.seconds else None,
-        "events_per_s_per_core": (
-            round(result.events / result.seconds / result.cores, 1) if result.seconds else None
-        ),
-        "peak_rss_bytes": measurement.peak_rss_bytes,
-        "cores": result.cores,
+        **_rates(result.seconds, result.events, result.cores, measurement.peak_rss_bytes),
         "equals_gold": not problems,
     }
     if problems:
@@ -106,13 +103,14 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
     with measured() as gold_stage:
         pipeline.dbt("run", "--select", *GOLD_SELECTION, "--exclude", *GOLD_EXCLUDE)
     nodes["silver_to_gold"] = pipeline.node_times()
-    events_by_batch = pipeline.events(topics)
-    history_events = sum(events_by_batch.values())
+    history_events = pipeline.events(topics)
     stages["dump_to_bronze"] = _stage(ingest, history_events, cores)
     stages["bronze_to_silver"] = _stage(silver, history_events, cores)
     stages["silver_to_gold"] = _stage(gold_stage, history_events, cores)
-    both = Measurement(silver.seconds + gold_stage.seconds)
-    both.peak_rss_bytes = max(silver.peak_rss_bytes, gold_stage.peak_rss_bytes)
+    both = Measurement(
+        silver.seconds + gold_stage.seconds,
+        max(silver.peak_rss_bytes, gold_stage.peak_rss_bytes),
+    )
     stages["bronze_to_gold"] = _stage(both, history_events, cores)
 
     gold = pipeline.gold_rows(topics)
@@ -122,10 +120,10 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
     )
 
     baselines: dict[str, Any] = {}
-    output_table = "bench.pyspark_baseline_latest"
-    spark.sql("create database if not exists bench")
     with measured() as memory:
-        result = pyspark_script.run(spark, BRONZE_TABLE, topics, format_, output_table)
+        result = pyspark_script.run(
+            spark, BRONZE_TABLE, topics, format_, "bench.pyspark_baseline_latest"
+        )
     baselines["pyspark"] = _baseline(result, memory, gold, columns)
     files = pipeline.bronze_files()
     with measured(include_children=False) as memory:
@@ -149,7 +147,7 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
             *GOLD_EXCLUDE,
         )
     nodes["incremental_batch"] = pipeline.node_times()
-    batch_events = sum(pipeline.events(topics).values()) - history_events
+    batch_events = pipeline.events(topics) - history_events
     stages["incremental_batch"] = _stage(incremental, batch_events, cores)
     shutil.rmtree(work_dir / "dump", ignore_errors=True)
     return {

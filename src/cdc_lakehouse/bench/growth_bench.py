@@ -37,13 +37,13 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
     with measured() as full:
         pipeline.dbt("build")
     full_nodes = pipeline.node_times()
-    history_events = sum(pipeline.events(load.topics).values())
+    history_events = pipeline.events(load.topics)
     with measured() as ingest:
         batch_records = pipeline.ingest(batch_dump)
     with measured() as incremental:
         pipeline.dbt("build")
     incremental_nodes = pipeline.node_times()
-    batch_events = sum(pipeline.events(load.topics).values()) - history_events
+    batch_events = pipeline.events(load.topics) - history_events
     shutil.rmtree(work_dir / "dump", ignore_errors=True)
     return {
         "format": spec["format"],

@@ -149,14 +149,12 @@ class Pipeline:
             "slowest": {name: round(sec, 1) for sec, name in nodes[:top]},
         }
 
-    def events(self, topics: list[str]) -> dict[int, int]:
-        """Rows of ``silver.change_events`` from ``topics`` per ingest batch id."""
+    def events(self, topics: list[str]) -> int:
+        """Rows of ``silver.change_events`` from ``topics`` (every batch so far)."""
         listed = ", ".join(f"'{topic}'" for topic in topics)
-        rows = self.spark.sql(
-            f"select ingest_batch_id, count(*) as n from silver.change_events "
-            f"where kafka_topic in ({listed}) group by ingest_batch_id"
-        ).collect()
-        return {row["ingest_batch_id"]: row["n"] for row in rows}
+        return self.spark.sql(
+            f"select count(*) as n from silver.change_events where kafka_topic in ({listed})"
+        ).first()["n"]
 
     def bronze_files(self) -> list[str]:
         """Local paths of the parquet files of ``bronze.kafka_records``."""
