@@ -30,6 +30,9 @@
       the ordering key, so where a format orders a full-load row before changes with earlier
       timestamps, valid_from can be later than valid_to.
 
+    The distinct changes (redeliveries and update-before halves removed, as above) come from
+    gold.int_changes_deduplicated, computed once there.
+
     The running merge is one `aggregate` over the row's events sorted by ordering key; the
     carried events of a partial key move sort right before the move (sort_rank 0) and update
     a separate state that only the move reads.
@@ -37,106 +40,13 @@
 
 with
 
-change_events as (
-    select * from {{ ref('change_events') }}
+kept_changes as (
+    select * from {{ ref('int_changes_deduplicated') }}
 ),
 
 table_truncates as (
     select * from {{ ref('table_truncates') }}
     where ordering_key is not null
-),
-
-changes as (
-    select
-        source_format,
-        source_database,
-        source_schema,
-        source_table,
-        row_key,
-        before_row_key,
-        op,
-        ordering_key,
-        event_time,
-        capture_time,
-        event_id,
-        before_image,
-        source_sequence_id,
-        source_scn,
-        source_position,
-        transaction_id,
-        transaction_event_index,
-        transaction_event_count,
-        op = 'update' and after_image is null as is_before_half,
-        op != 'delete' and after_image_is_partial as is_partial,
-        case
-            when op = 'delete' then before_image
-            {# a partial change also states the columns of its before image it did not change #}
-            when after_image_is_partial then {{ overlay_image('before_image', 'after_image') }}
-            else coalesce(after_image, before_image)
-        end as stated_values
-    from change_events
-),
-
-{# what a redelivery repeats: the change's op, row keys, stated values, source position and
-   times - everything but the Kafka coordinates (so the same update sent once split and once
-   as one message, as DataWorks documents both, is one change too) #}
-fingerprinted as (
-    select
-        *,
-        sha2(
-            to_json(
-                named_struct(
-                    'op', op,
-                    'is_before_half', is_before_half,
-                    'is_partial', is_partial,
-                    'stated_values', array_sort(map_entries(stated_values)),
-                    'before_row_key', before_row_key,
-                    'event_time', event_time,
-                    'capture_time', capture_time,
-                    'source_sequence_id', source_sequence_id,
-                    'source_scn', source_scn,
-                    'source_position', source_position,
-                    'transaction_id', transaction_id,
-                    'transaction_event_index', transaction_event_index,
-                    'transaction_event_count', transaction_event_count
-                )
-            ),
-            256
-        ) as change_fingerprint
-    from changes
-),
-
-deliveries as (
-    select
-        *,
-        row_number() over (
-            partition by
-                source_format,
-                source_database,
-                source_schema,
-                source_table,
-                row_key,
-                change_fingerprint
-            order by ordering_key
-        ) as delivery_number
-    from fingerprinted
-),
-
-distinct_changes as (
-    select
-        *,
-        min(case when not is_before_half then ordering_key end) over (
-            partition by source_format, source_database, source_schema, source_table, row_key
-        ) as first_whole_change_ordering_key
-    from deliveries
-    where delivery_number = 1
-),
-
-kept_changes as (
-    select * from distinct_changes
-    where not is_before_half
-        or first_whole_change_ordering_key is null
-        or ordering_key < first_whole_change_ordering_key
 ),
 
 change_rows as (

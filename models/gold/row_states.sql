@@ -7,8 +7,9 @@
     a hash of the row identity in var('cdc_row_buckets') buckets (changing it needs
     --full-refresh). A run reads the changes of silver.change_events resolved after the
     newest batch it already applied (resolved_batch_id), and rewrites only the buckets those
-    changes touch, merging each changed row's stored state with its new changes (the other
-    rows of those buckets are copied as they are, with no merge work). The merge is
+    changes touch, merging each row's stored state with its new changes in one aggregation
+    (the other rows of those buckets merge alone, which gives them back as they are). The
+    merge is
     the same computation as a full build, because a state is kept in a form that merges like
     the changes themselves:
 
@@ -43,18 +44,15 @@
     on_schema_change='fail',
 ) }}
 
+{# the newest batch an earlier run applied: a literal, so Spark prunes with it #}
+{% set applied_batch_id = held_max('last_resolved_batch_id') if is_incremental() else -1 %}
+
 with recursive
 
 change_events as (
     select * from {{ ref('change_events') }}
 ),
 
-{% if is_incremental() %}
-applied_batches as (
-    select coalesce(max(last_resolved_batch_id), -1) as last_resolved_batch_id
-    from {{ this }}
-),
-{% endif %}
 
 {# one version per change: the row's values as the change states them (read lazily: a run
    uses the new ones, and the old keys' history of partial key moves) #}
@@ -90,8 +88,7 @@ change_versions as (
     select all_change_versions.*
     from all_change_versions
     {% if is_incremental() %}
-    cross join applied_batches
-    where all_change_versions.resolved_batch_id > applied_batches.last_resolved_batch_id
+    where resolved_batch_id > {{ applied_batch_id }}
     {% endif %}
 ),
 
@@ -117,9 +114,8 @@ retracted_identities as (
             change_events.*,
             {{ canonical_row_key('after_image', 'map_keys(after_image)') }} as provisional_row_key
         from change_events
-        cross join applied_batches
-        where change_events.resolved_batch_id > applied_batches.last_resolved_batch_id
-            and change_events.ingest_batch_id <= applied_batches.last_resolved_batch_id
+        where change_events.resolved_batch_id > {{ applied_batch_id }}
+            and change_events.ingest_batch_id <= {{ applied_batch_id }}
             and change_events.key_source = 'unique_key'
             and change_events.after_image is not null
     )
@@ -146,7 +142,7 @@ key_moves as (
     where before_row_key is not null
         and before_row_key != row_key
         {% if is_incremental() %}
-        and resolved_batch_id > (select last_resolved_batch_id from applied_batches)
+        and resolved_batch_id > {{ applied_batch_id }}
         {% endif %}
 ),
 
@@ -236,8 +232,7 @@ moved_histories as (
     select inherited_versions.* except (move_ordering_key)
     from inherited_versions
     {% if is_incremental() %}
-    cross join applied_batches
-    where inherited_versions.resolved_batch_id > applied_batches.last_resolved_batch_id
+    where resolved_batch_id > {{ applied_batch_id }}
     {% endif %}
 ),
 
@@ -259,7 +254,8 @@ new_versions as (
 
 {% if is_incremental() %}
 {# the stored state of every row in a bucket the new versions touch (all of it is written
-   again), but a retracted one (a bucket whose only rows are retracted would keep its old files
+   again; a row with no new version merges alone, which gives its state back as it is), but a
+   retracted one (a bucket whose only rows are retracted would keep its old files
    - dynamic partition overwrite writes only buckets that have rows - which takes a lake of a
    few rows) #}
 held_states as (
@@ -280,38 +276,9 @@ held_states as (
                 and retracted_identities.row_key = held_states.row_key
         )
 ),
-
-changed_rows as (
-    select distinct source_format, source_database, source_schema, source_table, row_key
-    from new_versions
-),
-
-{# a held row without a new version is written again as it is: only the changed rows merge,
-   so a run's merge work follows the new changes, not the rows that share their buckets #}
-unchanged_states as (
-    select held_states.*
-    from held_states
-    left anti join changed_rows
-        on held_states.source_format = changed_rows.source_format
-        and held_states.source_database <=> changed_rows.source_database
-        and held_states.source_schema <=> changed_rows.source_schema
-        and held_states.source_table = changed_rows.source_table
-        and held_states.row_key = changed_rows.row_key
-),
-
-changed_states as (
-    select held_states.*
-    from held_states
-    left semi join changed_rows
-        on held_states.source_format = changed_rows.source_format
-        and held_states.source_database <=> changed_rows.source_database
-        and held_states.source_schema <=> changed_rows.source_schema
-        and held_states.source_table = changed_rows.source_table
-        and held_states.row_key = changed_rows.row_key
-),
 {% endif %}
 
-{# every contribution to a changed row's state: its new versions and its stored state #}
+{# every contribution to a row's state: its new versions and its stored state #}
 state_contributions as (
     select
         source_format,
@@ -344,10 +311,12 @@ state_contributions as (
         whole_row_ordering_key,
         column_entries,
         last_resolved_batch_id as resolved_batch_id
-    from changed_states
+    from held_states
     {% endif %}
 ),
 
+{# one pass over the contributions: the latest change, the latest whole-row change and every
+   column entry; then each column keeps its latest entry since that whole-row change #}
 row_summaries as (
     select
         source_format,
@@ -358,73 +327,36 @@ row_summaries as (
         row_bucket,
         max_by(change, struct(change.ordering_key, change.is_deleted)) as last_change,
         max(whole_row_ordering_key) as whole_row_ordering_key,
-        max(resolved_batch_id) as last_resolved_batch_id
+        max(resolved_batch_id) as last_resolved_batch_id,
+        flatten(collect_list(map_entries(column_entries))) as column_entry_list
     from state_contributions
     group by 1, 2, 3, 4, 5, 6
 ),
 
-{# each column: the latest value since the row's latest whole-row change #}
-column_values as (
+{# sorted by column name, then ordering key: a column's last entry is its latest, and a row
+   copied as it is and the same row merged again (or built by a full refresh) hold the same
+   map, whatever order the shuffle gave #}
+sorted_entries as (
     select
-        state_contributions.source_format,
-        state_contributions.source_database,
-        state_contributions.source_schema,
-        state_contributions.source_table,
-        state_contributions.row_key,
-        entries.column_name,
-        max_by(entries.entry, entries.entry.ordering_key) as entry
-    from state_contributions
-    inner join row_summaries
-        on state_contributions.source_format = row_summaries.source_format
-        and state_contributions.source_database <=> row_summaries.source_database
-        and state_contributions.source_schema <=> row_summaries.source_schema
-        and state_contributions.source_table = row_summaries.source_table
-        and state_contributions.row_key = row_summaries.row_key
-    lateral view explode(state_contributions.column_entries) entries as column_name, entry
-    where row_summaries.whole_row_ordering_key is null
-        or entries.entry.ordering_key >= row_summaries.whole_row_ordering_key
-    group by 1, 2, 3, 4, 5, 6
-),
-
-row_entries as (
-    select
-        source_format,
-        source_database,
-        source_schema,
-        source_table,
-        row_key,
-        {# sorted by column name: a row copied as it is and the same row merged again (or
-           built by a full refresh) hold the same map, whatever order the shuffle gave #}
-        map_from_entries(array_sort(collect_list(struct(column_name, entry)))) as column_entries
-    from column_values
-    group by 1, 2, 3, 4, 5
+        *,
+        array_sort(
+            transform(
+                filter(
+                    column_entry_list,
+                    column_entry -> whole_row_ordering_key is null
+                    or column_entry.value.ordering_key >= whole_row_ordering_key
+                ),
+                column_entry -> named_struct(
+                    'column_name', column_entry.key,
+                    'ordering_key', column_entry.value.ordering_key,
+                    'entry', column_entry.value
+                )
+            )
+        ) as entries
+    from row_summaries
 ),
 
 final as (
-    select
-        row_summaries.source_format,
-        row_summaries.source_database,
-        row_summaries.source_schema,
-        row_summaries.source_table,
-        row_summaries.row_key,
-        row_summaries.last_change,
-        row_summaries.last_change.is_deleted as is_deleted,
-        row_summaries.whole_row_ordering_key,
-        coalesce(
-            row_entries.column_entries,
-            cast(map() as map<string, struct<value: string, ordering_key: string>>)
-        ) as column_entries,
-        row_summaries.last_resolved_batch_id,
-        row_summaries.row_bucket
-    from row_summaries
-    left join row_entries
-        on row_summaries.source_format = row_entries.source_format
-        and row_summaries.source_database <=> row_entries.source_database
-        and row_summaries.source_schema <=> row_entries.source_schema
-        and row_summaries.source_table = row_entries.source_table
-        and row_summaries.row_key = row_entries.row_key
-    {% if is_incremental() %}
-    union all
     select
         source_format,
         source_database,
@@ -432,13 +364,22 @@ final as (
         source_table,
         row_key,
         last_change,
-        is_deleted,
+        last_change.is_deleted as is_deleted,
         whole_row_ordering_key,
-        column_entries,
+        map_from_entries(
+            transform(
+                filter(
+                    entries,
+                    {# position is 0-based, try_element_at 1-based: + 2 is the next entry #}
+                    (column_entry, position) -> try_element_at(entries, position + 2).column_name
+                    is distinct from column_entry.column_name
+                ),
+                column_entry -> struct(column_entry.column_name, column_entry.entry)
+            )
+        ) as column_entries,
         last_resolved_batch_id,
         row_bucket
-    from unchanged_states
-    {% endif %}
+    from sorted_entries
 )
 
 select * from final
