@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
 LOG4J2_CONFIG = Path(__file__).resolve().parent / "resources" / "log4j2.properties"
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+_SESSION_LOCK = threading.Lock()
 
 
 class DeltaUnavailableError(ConfigError):
@@ -128,10 +131,19 @@ def get_spark(settings: Settings | None = None) -> SparkSession:
     from pyspark.sql import SparkSession
 
     # getActiveSession is per thread; dbt runs models in worker threads, so fall back to the
-    # process's instantiated session before building a new one.
-    active = SparkSession.getActiveSession() or SparkSession._instantiatedSession
-    if active is not None:
-        return active
+    # process's instantiated session before building a new one. With dbt threads > 1, several
+    # connections open at once: the lock lets one thread create the session and the lake tree.
+    with _SESSION_LOCK:
+        active = SparkSession.getActiveSession() or SparkSession._instantiatedSession
+        if active is not None:
+            return active
+        return _create_spark(settings)
+
+
+def _create_spark(settings: Settings | None) -> SparkSession:
+    """Build the session (the body of :func:`get_spark`, under its lock)."""
+    from pyspark.sql import SparkSession
+
     settings = settings or load_settings()
     ensure_lake_dir(settings)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -184,9 +196,9 @@ def ensure_lake_dir(settings: Settings) -> None:
     try:
         for path in (lake, settings.warehouse_dir, settings.checkpoint_dir, lake / "tmp"):
             path.mkdir(parents=True, exist_ok=True)
-        probe = lake / ".write-probe"
-        probe.write_text("ok")
-        probe.unlink()
+        # a probe file of its own: connections of a threaded dbt run check at the same time
+        with tempfile.NamedTemporaryFile(dir=lake, prefix=".write-probe-") as probe:
+            probe.write(b"ok")
     except OSError as exc:
         raise ConfigError(
             f"The lake directory {lake} cannot be written ({exc.strerror or exc}): set "
