@@ -9,9 +9,8 @@
     newest batch it already applied (resolved_batch_id), and rewrites only the buckets those
     changes touch, merging each row's stored state with its new changes in one aggregation
     (the other rows of those buckets merge alone, which gives them back as they are). The
-    merge is
-    the same computation as a full build, because a state is kept in a form that merges like
-    the changes themselves:
+    merge is the same computation as a full build, because a state is kept in a form that
+    merges like the changes themselves:
 
     - last_change: the change with the highest ordering key (a delete wins a tie).
     - whole_row_ordering_key: the ordering key of the latest change that states the whole row
@@ -52,7 +51,6 @@ with recursive
 change_events as (
     select * from {{ ref('change_events') }}
 ),
-
 
 {# one version per change: the row's values as the change states them (read lazily: a run
    uses the new ones, and the old keys' history of partial key moves) #}
@@ -333,9 +331,9 @@ row_summaries as (
     group by 1, 2, 3, 4, 5, 6
 ),
 
-{# sorted by column name, then ordering key: a column's last entry is its latest, and a row
-   copied as it is and the same row merged again (or built by a full refresh) hold the same
-   map, whatever order the shuffle gave #}
+{# sorted by column name, then ordering key: a column's last entry is its latest, and a held
+   row merged alone, the same row merged with new changes and the same row built by a full
+   refresh hold their map in one order, whatever order the shuffle gave #}
 sorted_entries as (
     select
         *,
