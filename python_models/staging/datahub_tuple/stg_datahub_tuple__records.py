@@ -10,6 +10,7 @@ not known in advance; the op vocabulary, keys and ordering are SQL in stg_datahu
 
 from cdc_lakehouse.decode import datahub_tuple
 from cdc_lakehouse.incremental import new_bronze_records
+from cdc_lakehouse.parallelism import spread_over_cores
 
 FORMATS = ("datahub_tuple",)
 INPUT_DDL = (
@@ -27,6 +28,7 @@ def model(dbt, session):
     selected = records.where(records.source_format.isin(*FORMATS)).select(
         "source_format", "topic", "partition", "offset", "timestamp", "value", "ingest_batch_id"
     )
+    selected = spread_over_cores(selected)
     return selected.mapInArrow(
         datahub_tuple.decode_batches, datahub_tuple.output_schema_ddl(INPUT_DDL)
     )

@@ -10,6 +10,7 @@ are SQL in stg_dataworks__events.
 
 from cdc_lakehouse.decode import dataworks
 from cdc_lakehouse.incremental import new_bronze_records
+from cdc_lakehouse.parallelism import spread_over_cores
 
 FORMATS = ("dataworks_json", "datahub_blob")
 INPUT_DDL = (
@@ -27,4 +28,5 @@ def model(dbt, session):
     selected = records.where(records.source_format.isin(*FORMATS)).select(
         "source_format", "topic", "partition", "offset", "timestamp", "value", "ingest_batch_id"
     )
+    selected = spread_over_cores(selected)
     return selected.mapInArrow(dataworks.decode_batches, dataworks.output_schema_ddl(INPUT_DDL))

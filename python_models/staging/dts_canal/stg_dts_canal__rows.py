@@ -13,6 +13,7 @@ stg_dts_canal__events.
 
 from cdc_lakehouse.decode import dts_canal
 from cdc_lakehouse.incremental import new_bronze_records
+from cdc_lakehouse.parallelism import spread_over_cores
 
 FORMATS = ("dts_canal_json",)
 INPUT_DDL = (
@@ -37,6 +38,7 @@ def model(dbt, session):
         "value",
         "ingest_batch_id",
     )
+    selected = spread_over_cores(selected)
     schema = dts_canal.output_schema_ddl(INPUT_DDL)
     normal = selected.where("not canal_legacy_swap").mapInArrow(dts_canal.decode_batches, schema)
     legacy = selected.where("canal_legacy_swap").mapInArrow(dts_canal.decode_batches_legacy, schema)

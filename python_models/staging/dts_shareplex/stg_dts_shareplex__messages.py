@@ -10,6 +10,7 @@ and ordering are SQL in stg_dts_shareplex__events.
 
 from cdc_lakehouse.decode import dts_shareplex
 from cdc_lakehouse.incremental import new_bronze_records
+from cdc_lakehouse.parallelism import spread_over_cores
 
 FORMATS = ("dts_shareplex_json",)
 INPUT_DDL = (
@@ -27,6 +28,7 @@ def model(dbt, session):
     selected = records.where(records.source_format.isin(*FORMATS)).select(
         "source_format", "topic", "partition", "offset", "timestamp", "value", "ingest_batch_id"
     )
+    selected = spread_over_cores(selected)
     return selected.mapInArrow(
         dts_shareplex.decode_batches, dts_shareplex.output_schema_ddl(INPUT_DDL)
     )

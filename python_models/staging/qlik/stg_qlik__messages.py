@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 
 from cdc_lakehouse.decode import qlik
 from cdc_lakehouse.incremental import new_bronze_records
+from cdc_lakehouse.parallelism import spread_over_cores
 
 INPUT_DDL = (
     "source_format string, topic string, partition int, offset bigint, "
@@ -46,7 +47,7 @@ def model(dbt, session):
     ]
     # metadata from every batch (a DT message may follow its MD by several batches), data
     # messages from the new batches only
-    new_records = new_bronze_records(dbt, session, selected)
+    new_records = spread_over_cores(new_bronze_records(dbt, session, selected))
     with_input = new_records.withColumn(
         qlik.INPUT_COLUMN, F.struct("source_format", "topic", "value")
     )

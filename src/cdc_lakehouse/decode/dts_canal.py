@@ -151,9 +151,15 @@ def _type_map(message: dict[str, Any], key: str) -> Image | None:
         raise DecodeError("invalid_field_type", f"{key} must be an object of column -> type")
     out: Image = []
     for name, type_value in value.items():
-        if isinstance(type_value, dict | list | bool):
+        kind = type(type_value)
+        if kind is str:  # mysqlType: a type name
+            out.append((name, type_value))
+        elif kind is int:  # sqlType: a java.sql.Types code
+            out.append((name, str(type_value)))
+        elif isinstance(type_value, dict | list | bool):
             raise DecodeError("invalid_field_type", f"{key}.{name} must be a type name or code")
-        out.append((name, value_text(type_value)))
+        else:
+            out.append((name, value_text(type_value)))
     return out
 
 
@@ -202,31 +208,35 @@ def _images(
     old_row: dict[str, Any] | None,
     *,
     legacy_swap: bool,
-) -> tuple[Image | None, Image | None]:
-    """(before_image, after_image) of one row (see module doc)."""
+) -> tuple[Image | None, Image | None, Image | None, Image | None]:
+    """(data_row, old_row, before_image, after_image) of one row as pairs (see module doc).
+
+    An image that equals ``data`` or ``old`` as sent is the same list as ``data_row`` /
+    ``old_row``: each element is converted once.
+    """
+    data_pairs = shared.value_pairs(data_row)
+    old_pairs = shared.value_pairs(old_row)
     if not legacy_swap:
         if type_code in ("INSERT", "INIT"):
-            return None, shared.value_pairs(data_row)
+            return data_pairs, old_pairs, None, data_pairs
         if type_code == "UPDATE":
             if data_row is None:
-                return None, None
-            before = (
-                _overlay(data_row, old_row) if old_row is not None else shared.value_pairs(data_row)
-            )
-            return before, shared.value_pairs(data_row)
+                return data_pairs, old_pairs, None, None
+            before = _overlay(data_row, old_row) if old_row is not None else data_pairs
+            return data_pairs, old_pairs, before, data_pairs
         if type_code == "DELETE":
-            return shared.value_pairs(data_row), None
-        return None, None
-    new_row = old_row if old_row is not None else data_row
+            return data_pairs, old_pairs, data_pairs, None
+        return data_pairs, old_pairs, None, None
+    new_pairs = old_pairs if old_row is not None else data_pairs
     if type_code in ("INSERT", "INIT"):
-        return None, shared.value_pairs(new_row)
+        return data_pairs, old_pairs, None, new_pairs
     if type_code == "UPDATE":
         if data_row is None or old_row is None:
-            return shared.value_pairs(data_row), None
-        return shared.value_pairs(data_row), _overlay(data_row, old_row)
+            return data_pairs, old_pairs, data_pairs, None
+        return data_pairs, old_pairs, data_pairs, _overlay(data_row, old_row)
     if type_code == "DELETE":
-        return shared.value_pairs(new_row), None
-    return None, None
+        return data_pairs, old_pairs, new_pairs, None
+    return data_pairs, old_pairs, None, None
 
 
 def decode_message(raw: bytes | None, *, legacy_swap: bool = False) -> list[dict[str, Any]]:
@@ -292,14 +302,16 @@ def _decode(raw: bytes | None, legacy_swap: bool) -> list[dict[str, Any]]:
     for index in range(count):
         data_row = data[index] if data else None
         old_row = old[index] if old else None
-        before, after = _images(type_code, data_row, old_row, legacy_swap=legacy_swap)
+        data_pairs, old_pairs, before, after = _images(
+            type_code, data_row, old_row, legacy_swap=legacy_swap
+        )
         out.append(
             {
                 **common,
                 "row_index": index,
                 "row_count": count,
-                "data_row": shared.value_pairs(data_row),
-                "old_row": shared.value_pairs(old_row),
+                "data_row": data_pairs,
+                "old_row": old_pairs,
                 "before_image": before,
                 "after_image": after,
             }

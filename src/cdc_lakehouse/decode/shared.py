@@ -143,7 +143,11 @@ def value_pairs(values: dict[str, Any] | None) -> list[tuple[str, str | None]] |
     :func:`~cdc_lakehouse.decode.json_text.value_text`; JSON null -> None); None for None."""
     if values is None:
         return None
-    return [(name, value_text(value)) for name, value in values.items()]
+    # a plain string or null (most values: Canal and DataWorks send text) needs no conversion
+    return [
+        (name, value if value is None or type(value) is str else value_text(value))
+        for name, value in values.items()
+    ]
 
 
 def error_row(names: Iterable[str], reason: str, detail: str) -> dict[str, Any]:
