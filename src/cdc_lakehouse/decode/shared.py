@@ -110,8 +110,8 @@ def text(parent: dict[str, Any] | None, key: str, where: str = "") -> str | None
     if parent is None:
         return None
     value = parent.get(key)
-    if value is None:
-        return None
+    if value is None or type(value) is str:
+        return value
     if isinstance(value, bool | dict | list | bytes):
         raise DecodeError("invalid_field_type", f"{where}{key} must be a string")
     return str(value)
@@ -143,9 +143,16 @@ def value_pairs(values: dict[str, Any] | None) -> list[tuple[str, str | None]] |
     :func:`~cdc_lakehouse.decode.json_text.value_text`; JSON null -> None); None for None."""
     if values is None:
         return None
-    # a plain string or null (most values: Canal and DataWorks send text) needs no conversion
+    # fast paths for the common JSON types; value_text renders the rest
     return [
-        (name, value if value is None or type(value) is str else value_text(value))
+        (
+            name,
+            value
+            if value is None or type(value) is str
+            else str(value)
+            if type(value) is int
+            else value_text(value),
+        )
         for name, value in values.items()
     ]
 
