@@ -81,19 +81,18 @@ fingerprinted as (
     from changes
 ),
 
+{# the first delivery of each fingerprint: the row partitioning of both windows here is the
+   same (the row identity), so Spark shuffles the changes once, not once per window #}
 deliveries as (
     select
         *,
-        row_number() over (
-            partition by
-                source_format,
-                source_database,
-                source_schema,
-                source_table,
-                row_key,
-                change_fingerprint
-            order by ordering_key
-        ) as delivery_number
+        coalesce(
+            lag(change_fingerprint) over (
+                partition by source_format, source_database, source_schema, source_table, row_key
+                order by change_fingerprint, ordering_key
+            ) != change_fingerprint,
+            true
+        ) as is_first_delivery
     from fingerprinted
 ),
 
@@ -104,7 +103,7 @@ distinct_changes as (
             partition by source_format, source_database, source_schema, source_table, row_key
         ) as first_whole_change_ordering_key
     from deliveries
-    where delivery_number = 1
+    where is_first_delivery
 ),
 
 kept_changes as (
