@@ -93,11 +93,6 @@ def _column_types(schema: dict[str, Any] | None) -> list[tuple[str, str | None]]
         raise DecodeError("invalid_field_type", "schema.dataColumn must be an array")
     out = []
     for column in columns:
-        if type(column) is dict and type(column.get("name")) is str:
-            type_value = column.get("type")
-            if type(type_value) is str:  # the common case, checked without shared.text
-                out.append((column["name"], type_value))
-                continue
         if not isinstance(column, dict) or not isinstance(column.get("name"), str):
             raise DecodeError("invalid_field_type", "schema.dataColumn items need a string name")
         out.append((column["name"], shared.text(column, "type", "schema.dataColumn[].")))

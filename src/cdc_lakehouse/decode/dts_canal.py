@@ -81,7 +81,7 @@ import pyarrow as pa
 from cdc_lakehouse.decode import batches as arrow_batches
 from cdc_lakehouse.decode import shared
 from cdc_lakehouse.decode.batches import append_decoded
-from cdc_lakehouse.decode.json_text import JsonFloat, value_text
+from cdc_lakehouse.decode.json_text import JsonFloat
 from cdc_lakehouse.decode.shared import DecodeError
 
 REASONS = {
@@ -149,18 +149,10 @@ def _type_map(message: dict[str, Any], key: str) -> Image | None:
         return None
     if not isinstance(value, dict):
         raise DecodeError("invalid_field_type", f"{key} must be an object of column -> type")
-    out: Image = []
     for name, type_value in value.items():
-        kind = type(type_value)
-        if kind is str:  # mysqlType: a type name
-            out.append((name, type_value))
-        elif kind is int:  # sqlType: a java.sql.Types code
-            out.append((name, str(type_value)))
-        elif isinstance(type_value, dict | list | bool):
+        if isinstance(type_value, dict | list | bool):
             raise DecodeError("invalid_field_type", f"{key}.{name} must be a type name or code")
-        else:
-            out.append((name, value_text(type_value)))
-    return out
+    return shared.value_pairs(value)
 
 
 def _rows(message: dict[str, Any], key: str) -> list[dict[str, Any]] | None:
@@ -206,37 +198,37 @@ def _images(
     type_code: str,
     data_row: dict[str, Any] | None,
     old_row: dict[str, Any] | None,
+    data_pairs: Image | None,
+    old_pairs: Image | None,
     *,
     legacy_swap: bool,
-) -> tuple[Image | None, Image | None, Image | None, Image | None]:
-    """(data_row, old_row, before_image, after_image) of one row as pairs (see module doc).
+) -> tuple[Image | None, Image | None]:
+    """(before_image, after_image) of one row (see module doc).
 
-    An image that equals ``data`` or ``old`` as sent is the same list as ``data_row`` /
-    ``old_row``: each element is converted once.
+    ``data_pairs`` / ``old_pairs`` are ``data_row`` / ``old_row`` as pairs, converted once by
+    the caller: an image that equals ``data`` or ``old`` as sent is that same list.
     """
-    data_pairs = shared.value_pairs(data_row)
-    old_pairs = shared.value_pairs(old_row)
     if not legacy_swap:
         if type_code in ("INSERT", "INIT"):
-            return data_pairs, old_pairs, None, data_pairs
+            return None, data_pairs
         if type_code == "UPDATE":
             if data_row is None:
-                return data_pairs, old_pairs, None, None
+                return None, None
             before = _overlay(data_row, old_row) if old_row is not None else data_pairs
-            return data_pairs, old_pairs, before, data_pairs
+            return before, data_pairs
         if type_code == "DELETE":
-            return data_pairs, old_pairs, data_pairs, None
-        return data_pairs, old_pairs, None, None
+            return data_pairs, None
+        return None, None
     new_pairs = old_pairs if old_row is not None else data_pairs
     if type_code in ("INSERT", "INIT"):
-        return data_pairs, old_pairs, None, new_pairs
+        return None, new_pairs
     if type_code == "UPDATE":
         if data_row is None or old_row is None:
-            return data_pairs, old_pairs, data_pairs, None
-        return data_pairs, old_pairs, data_pairs, _overlay(data_row, old_row)
+            return data_pairs, None
+        return data_pairs, _overlay(data_row, old_row)
     if type_code == "DELETE":
-        return data_pairs, old_pairs, new_pairs, None
-    return data_pairs, old_pairs, None, None
+        return new_pairs, None
+    return None, None
 
 
 def decode_message(raw: bytes | None, *, legacy_swap: bool = False) -> list[dict[str, Any]]:
@@ -302,8 +294,10 @@ def _decode(raw: bytes | None, legacy_swap: bool) -> list[dict[str, Any]]:
     for index in range(count):
         data_row = data[index] if data else None
         old_row = old[index] if old else None
-        data_pairs, old_pairs, before, after = _images(
-            type_code, data_row, old_row, legacy_swap=legacy_swap
+        data_pairs = shared.value_pairs(data_row)
+        old_pairs = shared.value_pairs(old_row)
+        before, after = _images(
+            type_code, data_row, old_row, data_pairs, old_pairs, legacy_swap=legacy_swap
         )
         out.append(
             {
