@@ -63,3 +63,20 @@
         false
     {%- endif -%}
 {%- endmacro %}
+
+{#
+    has_rows(relation, condition): true when relation holds a row where condition (Spark SQL)
+    is true. Read at run time with run_query (a single exists query, which reads only the
+    columns condition names), so a model can leave out SQL that would find nothing. True
+    while parsing and when the relation does not exist yet (dbt compile on an empty lake):
+    then the model keeps the SQL that handles such rows.
+#}
+{% macro has_rows(relation, condition) %}
+    {% if not execute or load_relation(relation) is none %}
+        {{ return(true) }}
+    {% endif %}
+    {% set result = run_query(
+        'select exists(select 1 from ' ~ relation ~ ' where ' ~ condition ~ ') as found'
+    ) %}
+    {{ return(result.columns[0].values()[0] | string | lower == 'true') }}
+{% endmacro %}

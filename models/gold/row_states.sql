@@ -25,7 +25,10 @@
     old key at the update's ordering key. A partial change that moves the key carries the old
     key's earlier changes over to the new key, through chains of moves (a recursive CTE);
     these are read from the whole of silver.change_events for the old keys involved, so a
-    late change of an old key still reaches the new key.
+    late change of an old key still reaches the new key. A run first asks whether
+    silver.change_events holds any partial key move (has_rows); without one it leaves the
+    recursive CTE out, since Spark runs even an empty recursion as extra jobs (about 1.3 s
+    warm of 3.8 s on a 20,000-change lake).
 
     Keys learned later: a Shareplex insert carries no key; it is keyed by the key its table's
     upd / del messages send (key_source unique_key), and by all its columns while none has
@@ -45,6 +48,12 @@
 
 {# the newest batch an earlier run applied: a literal, so Spark prunes with it #}
 {% set applied_batch_id = held_max('last_resolved_batch_id') if is_incremental() else -1 %}
+
+{# partial changes that move the key, anywhere in the history (the same condition as
+   partial_key_moves below) #}
+{% set with_partial_key_moves = has_rows(
+    ref('change_events'), 'after_image_is_partial and before_row_key != row_key'
+) %}
 
 with recursive
 
@@ -144,6 +153,7 @@ key_moves as (
         {% endif %}
 ),
 
+{% if with_partial_key_moves %}
 {# partial changes that move the key, over the whole history #}
 partial_key_moves as (
     select
@@ -233,6 +243,7 @@ moved_histories as (
     where resolved_batch_id > {{ applied_batch_id }}
     {% endif %}
 ),
+{% endif %}
 
 new_versions as (
     select
@@ -245,8 +256,10 @@ new_versions as (
         select * from change_versions
         union all
         select * from key_moves
+        {% if with_partial_key_moves %}
         union all
         select * from moved_histories
+        {% endif %}
     )
 ),
 
