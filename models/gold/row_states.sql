@@ -49,11 +49,9 @@
 {# the newest batch an earlier run applied: a literal, so Spark prunes with it #}
 {% set applied_batch_id = held_max('last_resolved_batch_id') if is_incremental() else -1 %}
 
-{# partial changes that move the key, anywhere in the history (the same condition as
-   partial_key_moves below) #}
-{% set with_partial_key_moves = has_rows(
-    ref('change_events'), 'after_image_is_partial and before_row_key != row_key'
-) %}
+{# a partial change that moves the key (partial_key_moves below); asked of the whole history #}
+{% set partial_key_move = 'after_image_is_partial and before_row_key != row_key' %}
+{% set with_partial_key_moves = has_rows(ref('change_events'), partial_key_move) %}
 
 with recursive
 
@@ -166,8 +164,7 @@ partial_key_moves as (
         ordering_key,
         resolved_batch_id
     from change_events
-    where after_image_is_partial
-        and before_row_key != row_key
+    where {{ partial_key_move }}
 ),
 
 {# A partial change that moves the row to a new key leaves the columns it did not provide to
