@@ -23,14 +23,20 @@ and ``schema.table`` otherwise (``database.schema.table`` for three parts).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from cdc_lakehouse.codegen.type_mapping import TypeMapping
 from cdc_lakehouse.ddl.structure_diff import created_table, quote, quote_table, structure_changes
-from cdc_lakehouse.ddl.translate import SchemaChange, normalize_dialect, split_dotted, translate
+from cdc_lakehouse.ddl.translate import (
+    UNPARSEABLE,
+    SchemaChange,
+    normalize_dialect,
+    split_dotted,
+    translate,
+)
+from cdc_lakehouse.decode.json_text import loads
 
 SHAREPLEX_FORMAT = "dts_shareplex_json"
 QLIK_FORMATS = ("qlik_json", "qlik_avro")
@@ -91,7 +97,7 @@ def shareplex_dropped_columns(record: DdlRecord) -> list[SchemaChange]:
     """The ``drop_column`` changes of a Shareplex DROP COLUMN message (see module doc)."""
     table = record.table_parts
     try:
-        message = json.loads(record.ddl_text or "")
+        message = loads(record.ddl_text or "")
         names = [
             *(message.get("data") or {}),
             *([] if message.get("data") else (message.get("key") or {})),
@@ -205,10 +211,19 @@ def output_values(change_row: ChangeRow, index: int) -> dict[str, Any]:
 def changes_of_rows(
     rows: Sequence[Mapping[str, Any]], mappings: Mapping[tuple[str, str], TypeMapping]
 ) -> list[dict[str, Any]]:
-    """Output rows (``event_id`` plus :func:`output_values`) of ``captured_ddl`` rows."""
+    """Output rows (``event_id`` plus :func:`output_values`) of ``captured_ddl`` rows.
+
+    A record on which the translation fails unexpectedly (a bug) gives one ``unparseable``
+    change whose reason names the exception, so one record never fails the model."""
     out = []
     for row in rows:
-        record = record_from_row(row)
-        for index, change_row in enumerate(record_changes(record, mappings)):
+        try:
+            record = record_from_row(row)
+            changes = record_changes(record, mappings)
+        except Exception as exc:  # a bug costs this record's translation, visibly
+            reason = f"internal error: {type(exc).__name__}: {exc}"
+            change = SchemaChange("other", UNPARSEABLE, None, None, reason=reason)
+            changes = [ChangeRow(change, None, None, None)]
+        for index, change_row in enumerate(changes):
             out.append({"event_id": row["event_id"], **output_values(change_row, index)})
     return out

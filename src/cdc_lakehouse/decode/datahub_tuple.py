@@ -42,7 +42,15 @@ from cdc_lakehouse.decode.batches import append_decoded
 from cdc_lakehouse.decode.json_text import JsonFloat, value_text
 from cdc_lakehouse.decode.shared import DecodeError
 
-_STRUCTURAL = ("empty_value", "invalid_utf8", "invalid_json", "not_an_object")
+_STRUCTURAL = (
+    "empty_value",
+    "invalid_utf8",
+    "invalid_json",
+    "duplicate_key",
+    "not_an_object",
+    "invalid_field_value",
+    shared.DECODER_ERROR,
+)
 REASONS = {
     **{reason: shared.STRUCTURAL_REASONS[reason] for reason in _STRUCTURAL},
     "invalid_field_type": "a meta column has the wrong JSON type or an invalid value",
@@ -92,7 +100,8 @@ def _execute_time_ms(record: dict[str, Any]) -> int | None:
         digits = _digits(record, key)
         if digits is not None:
             value = int(digits)
-            return value // 1000 if value >= _MICROS_FROM else value
+            millis = value // 1000 if value >= _MICROS_FROM else value
+            return shared.epoch(millis, "ms", key)
     return None
 
 

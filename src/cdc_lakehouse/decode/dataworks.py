@@ -71,11 +71,12 @@ def _millis(parent: dict[str, Any] | None, key: str) -> int | None:
     value = parent.get(key)
     if value is None:
         return None
+    where = f"payload.timestamp.{key}"
     if isinstance(value, int) and not isinstance(value, bool):
-        return value
+        return shared.epoch(value, "ms", where)
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    raise DecodeError("invalid_field_type", f"payload.timestamp.{key} must be epoch milliseconds")
+        return shared.epoch(int(value), "ms", where)
+    raise DecodeError("invalid_field_type", f"{where} must be epoch milliseconds")
 
 
 def _image(payload: dict[str, Any], key: str) -> list[tuple[str, str | None]] | None:

@@ -41,7 +41,9 @@ revision is accepted only when the read consumes exactly all bytes. Output adds
   have ``bornTimestamp`` equal to ``sourceTimestamp``), so it is kept raw and not used as a
   time; the SQL model takes the capture time from ``tags["readerThroughoutTime"]`` (ms).
 - A negative ``id`` or ``sourceTimestamp`` is ``invalid_field_value``: they form the ordering
-  key, which is fixed-width non-negative digits.
+  key, which is fixed-width non-negative digits. So is a ``sourceTimestamp`` after the year
+  9999, or a ``tags["readerThroughoutTime"]`` that is not epoch milliseconds in the years
+  1-9999 (Spark's timestamps hold no other time).
 
 A value truncated exactly at the start of ``bornTimestamp`` is a complete record of the older
 revision (the older revision is a prefix of the newer one) and decodes as such; any other
@@ -65,7 +67,6 @@ from __future__ import annotations
 import base64
 import codecs
 import io
-import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -77,12 +78,14 @@ from cdc_lakehouse.decode import batches as arrow_batches
 from cdc_lakehouse.decode import shared
 from cdc_lakehouse.decode.batches import append_decoded
 from cdc_lakehouse.decode.dts_avro_schema import NAMESPACE, PARSED_NEW, PARSED_OLD
+from cdc_lakehouse.decode.json_text import loads
 from cdc_lakehouse.decode.shared import DecodeError
 
 REASONS = {
     "empty_value": shared.STRUCTURAL_REASONS["empty_value"],
     "avro_schema_mismatch": "the value is not a DTS Avro Record of either schema revision",
     "invalid_field_value": "a field decodes but holds an invalid value",
+    shared.DECODER_ERROR: shared.STRUCTURAL_REASONS[shared.DECODER_ERROR],
 }
 
 _STR = pa.string()
@@ -313,13 +316,25 @@ def _has_none(images: Any) -> bool | None:
     )
 
 
+def _reader_time(tags: dict[str, str]) -> None:
+    """Check ``tags["readerThroughoutTime"]`` (epoch ms, read as the capture time in SQL)."""
+    text = tags.get("readerThroughoutTime")
+    if text is None:
+        return
+    if not text.strip().isascii() or not text.strip().lstrip("-").isdigit():
+        raise DecodeError(
+            "invalid_field_value", f"tags.readerThroughoutTime is not epoch milliseconds: {text!r}"
+        )
+    shared.epoch(int(text), "ms", "tags.readerThroughoutTime")
+
+
 def _key(tags: dict[str, str]) -> tuple[list[str] | None, str | None, str | None]:
     """(key columns, key source, key name) from ``tags["pk_uk_info"]``; see module doc."""
     text = tags.get("pk_uk_info")
     if text is None:
         return None, None, None
     try:
-        info = json.loads(text)
+        info = loads(text)
     except ValueError as exc:
         raise DecodeError("invalid_field_value", f"tags.pk_uk_info is not JSON: {exc}") from None
     if not isinstance(info, dict) or not all(
@@ -347,7 +362,8 @@ def _column_types(
 
 
 def decode_record(raw: bytes | None) -> dict[str, Any]:
-    """Decode one Kafka value into the :data:`DTS_FIELDS` values (see module doc); never raises."""
+    """Decode one Kafka value into the :data:`DTS_FIELDS` values (see module doc); raises only
+    on a decoder bug, which :func:`decode_batches` turns into a ``decoder_error`` row."""
     row: dict[str, Any] = dict.fromkeys(_NAMES)
     try:
         if not raw:
@@ -365,6 +381,8 @@ def decode_record(raw: bytes | None) -> dict[str, Any]:
         for name in ("id", "sourceTimestamp"):
             if record[name] < 0:
                 raise DecodeError("invalid_field_value", f"{name} is negative: {record[name]}")
+        shared.epoch(record["sourceTimestamp"], "s", "sourceTimestamp")
+        _reader_time(record["tags"])
         fields = record["fields"]
         names = types = None
         if isinstance(fields, list):
@@ -409,8 +427,6 @@ def decode_record(raw: bytes | None) -> dict[str, Any]:
         )
     except DecodeError as invalid:
         row = shared.error_row(_NAMES, invalid.reason, invalid.detail)
-    except Exception as exc:  # a decoder bug must not kill the Spark task
-        row = shared.error_row(_NAMES, "invalid_field_value", shared.bug_detail(exc))
     return row
 
 

@@ -129,9 +129,7 @@ def _millis(message: dict[str, Any], key: str) -> int | None:
     digits = shared.digits(message, key, expected=_INTEGER)
     if digits is None:
         return None
-    if len(digits) > 18:
-        raise DecodeError("invalid_field_type", f"{key} is not epoch milliseconds: {digits}")
-    return int(digits)
+    return shared.epoch(int(digits), "ms", key)
 
 
 def _names(message: dict[str, Any], key: str) -> list[str] | None:
@@ -241,17 +239,17 @@ def decode_message(raw: bytes | None, *, legacy_swap: bool = False) -> list[dict
 
     Returns:
         One row per ``data`` element (or ``old`` element when ``data`` is null or empty), or a
-        single row for DDL, row-less and undecodable messages. Never raises.
+        single row for DDL, row-less and undecodable messages. Raises only on a decoder bug,
+        which :func:`decode_batches` turns into a ``decoder_error`` row.
     """
     try:
         return _decode(raw, legacy_swap)
     except DecodeError as invalid:
-        return [_error_row(invalid.reason, invalid.detail)]
-    except Exception as exc:  # a decoder bug must not kill the Spark task
-        return [_error_row("invalid_field_type", shared.bug_detail(exc))]
+        return [error_row(invalid.reason, invalid.detail)]
 
 
-def _error_row(reason: str, detail: str) -> dict[str, Any]:
+def error_row(reason: str, detail: str) -> dict[str, Any]:
+    """The one output row of an undecodable message (``row_index`` 0, ``row_count`` 1)."""
     return {**shared.error_row(_NAMES, reason, detail), "row_index": 0, "row_count": 1}
 
 
@@ -325,7 +323,7 @@ def decode_batches(
     decode_one: Callable[[Any], list[dict[str, Any]]] = functools.partial(
         decode_message, legacy_swap=legacy_swap
     )
-    return append_decoded(batches, decode_one, CANAL_FIELDS)
+    return append_decoded(batches, decode_one, CANAL_FIELDS, error=error_row)
 
 
 def decode_batches_legacy(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

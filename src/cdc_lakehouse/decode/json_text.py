@@ -1,16 +1,34 @@
-"""JSON parsing that keeps every number's exact text.
+"""JSON parsing that keeps every number's exact text, and refuses what would be ambiguous.
 
 Spark's JSON functions turn ``1.50`` into ``1.5`` and ``12345678901234567890123.456789`` into
-``1.2345678901234568E22`` (architecture.md). CDC values must keep their digits, so decoders
-parse with :func:`loads`, which returns numbers with a fraction or exponent as
-:class:`JsonFloat` (a ``str`` subclass holding the original text) and integers as ``int``
-(exact in Python). :func:`value_text` renders any parsed value as the text stored in images.
+``1.2345678901234568E22``. CDC values must keep their digits, so decoders parse with
+:func:`loads`, which returns numbers with a fraction or an exponent as :class:`JsonFloat` (a
+``str`` subclass holding the original text) and integers as ``int`` (exact in Python).
+:func:`value_text` renders any parsed value as the text stored in images.
+
+:func:`loads` also refuses, with a :class:`ValueError` subclass that names the problem:
+
+- nesting deeper than :data:`MAX_JSON_DEPTH` levels (:class:`JsonTooDeepError`), the one
+  nesting limit of every decoder. Without it a message of a thousand ``[`` raises
+  ``RecursionError`` somewhere in the parser or in :func:`value_text`;
+- an object that names the same key twice (:class:`DuplicateKeyError`): RFC 8259 leaves the
+  meaning to the reader and Python would silently keep the last value, so a record saying
+  two things about one field is refused rather than guessed;
+- the non-standard constants ``NaN``, ``Infinity`` and ``-Infinity``.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+MAX_JSON_DEPTH = 128
+"""Deepest nesting of objects and arrays a decoder accepts (the document itself is level 1).
+
+MySQL refuses JSON documents deeper than 100 levels, so a MySQL JSON column value (at most
+100) inside any vendor envelope (at most 5 more) fits; a deeper value is refused as
+``invalid_json``. It also keeps every recursive step (the C parser, :func:`value_text`) far
+below Python's recursion limit (1,000 frames)."""
 
 
 class JsonFloat(str):
@@ -19,21 +37,77 @@ class JsonFloat(str):
     __slots__ = ()
 
 
+class JsonTooDeepError(ValueError):
+    """The text nests objects / arrays deeper than :data:`MAX_JSON_DEPTH` levels."""
+
+    def __init__(self) -> None:
+        super().__init__(f"nested deeper than {MAX_JSON_DEPTH} levels")
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object names the same key twice; ``key`` is the first repeated one."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} appears twice in one object")
+        self.key = key
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-_DECODER = json.JSONDecoder(parse_float=JsonFloat, parse_constant=_reject_constant)
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise DuplicateKeyError(key)
+            seen.add(key)
+    return obj
+
+
+_DECODER = json.JSONDecoder(
+    parse_float=JsonFloat, parse_constant=_reject_constant, object_pairs_hook=_unique_object
+)
 
 
 def loads(text: str) -> Any:
     """Parse JSON text; numbers keep their exact text (see module doc).
 
     Raises:
-        ValueError: the text is not valid JSON (``json.JSONDecodeError`` included), or it uses
-            the non-standard constants NaN / Infinity.
+        JsonTooDeepError: nested deeper than :data:`MAX_JSON_DEPTH` levels.
+        DuplicateKeyError: an object repeats a key.
+        ValueError: any other invalid JSON (``json.JSONDecodeError`` included), or the
+            non-standard constants NaN / Infinity.
     """
-    return _DECODER.decode(text)
+    try:
+        value = _DECODER.decode(text)
+    except RecursionError:
+        raise JsonTooDeepError() from None
+    # the brackets of the text bound its depth: a text with few (nearly every CDC message)
+    # needs no walk
+    if text.count("{") + text.count("[") > MAX_JSON_DEPTH and depth(value) > MAX_JSON_DEPTH:
+        raise JsonTooDeepError()
+    return value
+
+
+def depth(value: Any) -> int:
+    """Levels of objects / arrays in a parsed value (a scalar is 0, ``[]`` and ``{}`` are 1);
+    iterative, so any depth is measured without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        current, level = stack.pop()
+        if isinstance(current, dict):
+            children = current.values()
+        elif isinstance(current, list):
+            children = current
+        else:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
+    return deepest
 
 
 def value_text(value: Any) -> str | None:

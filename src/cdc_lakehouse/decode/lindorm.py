@@ -92,9 +92,9 @@ def _millis(parent: dict[str, Any] | None, key: str, where: str) -> int | None:
         return None
     value = parent[key]
     if isinstance(value, str) and value.isascii() and value.isdigit():
-        return int(value)
+        return shared.epoch(int(value), "ms", f"{where}{key}")
     if isinstance(value, int) and not isinstance(value, bool | JsonFloat) and value >= 0:
-        return value
+        return shared.epoch(value, "ms", f"{where}{key}")
     raise DecodeError(
         "invalid_field_type", f"{where}{key} must be epoch milliseconds, got {value!r}"
     )

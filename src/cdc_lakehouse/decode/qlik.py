@@ -20,18 +20,25 @@ A DT message depends on an MD message, possibly delivered earlier or later, on a
 the column ordinals decode its masks, the primary key positions give its key columns, and for
 Avro the ``dataSchema`` is the writer schema. Callers first collect the (few) MD messages with
 :func:`metadata_batches` into a list of entries and pass it to :func:`decode_batches`. A DT
-message finds its MD entry, within the same registry format, by (first match wins):
+message finds its MD entry, within the same registry format:
 
-1. schema id: ``headers.externalSchemaId``, else the envelope's ``messageSchemaId``, equal to
-   an MD ``schemaId``;
-2. table name: the message's own ``schema`` / ``table`` (some targets add them) -> the MD of
-   that table with the highest ``tableVersion``;
-3. topic: the MD messages on the DT's own Kafka topic describe exactly one table (Qlik's
-   topic-per-table layout) -> its highest ``tableVersion``.
+1. a DT that carries a schema id (``headers.externalSchemaId``, else the envelope's
+   ``messageSchemaId``) needs the MD whose ``schemaId`` equals it, and no other: Qlik changes
+   the schema id on every DDL (seed 004, ``externalSchemaId``), so another version of the
+   table would decode its masks with the wrong ordinals;
+2. a DT without one, by table name: the message's own ``schema`` / ``table`` (some targets
+   add them) -> the MD of that table with the highest ``tableVersion``;
+3. else by topic: the MD messages on the DT's own Kafka topic describe exactly one table
+   (Qlik's topic-per-table layout) -> its highest ``tableVersion``.
 
-No match -> ``decode_error = missing_table_metadata`` (never a crash). Matching by name or
-topic takes the newest version: enable Qlik's "external schema id" header for exact matching
-across DDL changes.
+Completion by a later record. Each entry carries the ingest batch that delivered it. A DT of
+ingest batch ``b`` is matched against the MD messages of batches up to ``b``; when none
+matches, against those up to the first later batch in which one does. That batch is the DT's
+``resolved_batch_id``: the incremental run in which its MD arrives decodes it, exactly as a
+full refresh does, and a full refresh gives the same match whatever came after. No match in
+any batch -> ``decode_error = missing_table_metadata`` (never a crash); the record waits in
+quarantine for its MD. Matching by name or topic takes the newest version known at that batch:
+enable Qlik's "external schema id" header for exact matching across DDL changes.
 
 Output fields (:data:`QLIK_FIELDS`), one row per message:
 
@@ -54,6 +61,8 @@ Output fields (:data:`QLIK_FIELDS`), one row per message:
   (``ordinal - 1`` of the mask's integer value: ``0B`` = ordinals 1, 2, 4) is set in
   ``changeMask`` / clear in ``columnMask``. An absent or empty ``columnMask`` = every column
   provided. Bits above the last ordinal are ignored.
+- ``resolved_batch_id``: for a DT, the ingest batch in which its MD became known (its own
+  batch, or the later one that delivered the MD); NULL otherwise.
 - ``before_image`` / ``after_image``: map column -> value text. INSERT, REFRESH, UPDATE:
   after = ``data``, before = ``beforeData`` (NULL when not sent). DELETE: ``data`` is the
   deleted row, so before = ``data`` and after = NULL. A column whose ``columnMask`` bit is 0
@@ -82,7 +91,7 @@ import pyarrow as pa
 from cdc_lakehouse.decode import batches as arrow_batches
 from cdc_lakehouse.decode import shared
 from cdc_lakehouse.decode.batches import append_decoded
-from cdc_lakehouse.decode.json_text import loads, value_text
+from cdc_lakehouse.decode.json_text import value_text
 from cdc_lakehouse.decode.qlik_schema import ENVELOPE_SCHEMA, MAGIC, METADATA_SCHEMA
 from cdc_lakehouse.decode.shared import DecodeError
 
@@ -90,7 +99,7 @@ FORMATS = ("qlik_json", "qlik_avro")
 REASONS = {
     **{
         code: shared.STRUCTURAL_REASONS[code]
-        for code in ("empty_value", "invalid_utf8", "invalid_json")
+        for code in ("empty_value", "invalid_utf8", "invalid_json", "duplicate_key")
     },
     "not_an_object": "the JSON value (or the envelope's message) is not an object",
     "invalid_avro": "the value is not an Avro atMSG envelope, or its message does not match "
@@ -98,6 +107,7 @@ REASONS = {
     "missing_required_field": shared.STRUCTURAL_REASONS["missing_required_field"],
     "invalid_field_type": "a field has the wrong type or an invalid value",
     "missing_table_metadata": "a data message whose table has no metadata message",
+    shared.DECODER_ERROR: shared.STRUCTURAL_REASONS[shared.DECODER_ERROR],
 }
 
 _STR = pa.string()
@@ -135,6 +145,7 @@ QLIK_FIELDS: list[pa.Field] = [
     pa.field("before_image", _MAP),
     pa.field("after_image", _MAP),
     pa.field("after_image_is_partial", pa.bool_()),
+    pa.field("resolved_batch_id", pa.int64()),
 ]
 _NAMES = [f.name for f in QLIK_FIELDS]
 
@@ -144,10 +155,12 @@ METADATA_ENTRY_FIELDS: list[pa.Field] = [
     pa.field("topic", _STR),
     pa.field("partition", pa.int32()),
     pa.field("offset", pa.int64()),
+    pa.field("ingest_batch_id", pa.int64()),
     pa.field("entry", _STR),
 ]
 METADATA_ENTRY_DDL = (
-    "source_format string, topic string, partition int, offset bigint, entry string"
+    "source_format string, topic string, partition int, offset bigint, ingest_batch_id bigint, "
+    "entry string"
 )
 
 _ENVELOPE = fastavro.parse_schema(ENVELOPE_SCHEMA)
@@ -175,6 +188,8 @@ class Metadata:
         self.column_names = [name for _ordinal, name, _type in self.columns]
         self.ordinals = {name: ordinal for ordinal, name, _type in self.columns}
         self._data_schema: Any = None
+        batch = entry.get("ingest_batch_id")
+        self.batch: int = -1 if batch is None else int(batch)  # -1: known from the start
 
     @property
     def table(self) -> tuple[str | None, str | None]:
@@ -206,25 +221,24 @@ class Metadata:
 
 
 class MetadataCatalog:
-    """The collected MD entries of every Qlik topic, looked up per registry format."""
+    """The collected MD entries of every Qlik topic, looked up per registry format and as of an
+    ingest batch (see the module doc)."""
 
     def __init__(self, entries: Sequence[dict[str, Any] | str] = ()) -> None:
-        self._by_id: dict[tuple[str, str], Metadata] = {}
-        self._by_table: dict[tuple[str, Any, Any], Metadata] = {}
-        self._topic_tables: dict[tuple[str, str], dict[tuple[Any, Any], Metadata]] = {}
+        self._by_id: dict[tuple[str, str], list[Metadata]] = {}
+        self._by_table: dict[tuple[str, Any, Any], list[Metadata]] = {}
+        self._by_topic: dict[tuple[str, str], list[Metadata]] = {}
+        batches: set[int] = set()
         for raw in entries:
             entry = json.loads(raw) if isinstance(raw, str) else raw
             md = Metadata(entry)
             fmt = entry.get("source_format") or ""
             if md.schema_id:
-                self._by_id.setdefault((fmt, md.schema_id), md)
-            for store, key in (
-                (self._by_table, (fmt, *md.table)),
-                (self._topic_tables.setdefault((fmt, entry.get("topic") or ""), {}), md.table),
-            ):
-                current = store.get(key)  # type: ignore[arg-type]
-                if current is None or md.rank > current.rank:
-                    store[key] = md  # type: ignore[index]
+                self._by_id.setdefault((fmt, md.schema_id), []).append(md)
+            self._by_table.setdefault((fmt, *md.table), []).append(md)
+            self._by_topic.setdefault((fmt, entry.get("topic") or ""), []).append(md)
+            batches.add(md.batch)
+        self._batches = sorted(batches)
 
     def find(
         self,
@@ -232,25 +246,55 @@ class MetadataCatalog:
         topic: str | None,
         schema_ids: Sequence[str | None],
         table: tuple[str | None, str | None],
+        batch: int | None = None,
+    ) -> tuple[Metadata, str, int | None] | None:
+        """The MD of a DT message, how it matched (``schema_id`` / ``table_name`` /
+        ``topic``) and the ingest batch as of which it matched; None when no MD, in any
+        batch, matches (see the module doc).
+
+        ``batch`` is the DT's own ingest batch; None matches against every entry (and returns
+        None as the batch)."""
+        if batch is None:
+            found = self._find_as_of(source_format, topic, schema_ids, table, None)
+            return None if found is None else (*found, None)
+        for as_of in (batch, *(b for b in self._batches if b > batch)):
+            found = self._find_as_of(source_format, topic, schema_ids, table, as_of)
+            if found is not None:
+                return (*found, as_of)
+        return None
+
+    def _find_as_of(
+        self,
+        source_format: str,
+        topic: str | None,
+        schema_ids: Sequence[str | None],
+        table: tuple[str | None, str | None],
+        batch: int | None,
     ) -> tuple[Metadata, str] | None:
-        """The MD of a DT message and how it matched (see module doc), or None."""
-        for schema_id in schema_ids:
-            if schema_id and (source_format, schema_id) in self._by_id:
-                return self._by_id[(source_format, schema_id)], "schema_id"
+        def known(versions: list[Metadata] | None) -> list[Metadata]:
+            return [m for m in versions or () if batch is None or m.batch <= batch]
+
+        def newest(versions: list[Metadata]) -> Metadata:
+            return max(versions, key=lambda m: m.rank)
+
+        schema_id = next((i for i in schema_ids if i), None)
+        if schema_id is not None:  # exact: no other version will do
+            versions = known(self._by_id.get((source_format, schema_id)))
+            return (min(versions, key=lambda m: m.batch), "schema_id") if versions else None
         if table[1] is not None:
-            md = self._by_table.get((source_format, *table))
-            if md is None and table[0] is None:
-                candidates = [
-                    m
-                    for (f, _s, t), m in self._by_table.items()
-                    if f == source_format and t == table[1]
-                ]
-                md = candidates[0] if len(candidates) == 1 else None
-            if md is not None:
-                return md, "table_name"
-        tables = self._topic_tables.get((source_format, topic or ""), {})
-        if len(tables) == 1:
-            return next(iter(tables.values())), "topic"
+            versions = known(self._by_table.get((source_format, *table)))
+            if not versions and table[0] is None:
+                same_name = {
+                    key: found
+                    for key, entries in self._by_table.items()
+                    if key[0] == source_format and key[2] == table[1] and (found := known(entries))
+                }
+                versions = next(iter(same_name.values())) if len(same_name) == 1 else []
+            if versions:
+                return newest(versions), "table_name"
+        on_topic = known(self._by_topic.get((source_format, topic or "")))
+        if on_topic and len({m.table for m in on_topic}) == 1:
+            return newest(on_topic), "topic"
         return None
 
 
@@ -418,10 +462,7 @@ def _json_frame(raw: bytes) -> _Frame:
         frame.schema_text = shared.text(value, "messageSchema", "")
         message = value.get("message")
         if isinstance(message, str):
-            try:
-                message = loads(message)
-            except ValueError as exc:
-                raise DecodeError("invalid_json", f"envelope message is not JSON: {exc}") from None
+            message = shared.parse_json(message, "envelope message")
         if message is None:
             raise DecodeError("missing_required_field", "envelope message is missing")
         if not isinstance(message, dict):
@@ -539,6 +580,7 @@ def _decode_data(
     catalog: MetadataCatalog,
     source_format: str,
     topic: str | None,
+    batch: int | None,
     row: dict[str, Any],
 ) -> None:
     avro = frame.avro_body is not None
@@ -556,7 +598,7 @@ def _decode_data(
             shared.text(message, "schema", "") or shared.text(message, "schemaName", ""),
             shared.text(message, "table", "") or shared.text(message, "tableName", ""),
         )
-    found = catalog.find(source_format, topic, [external_id, frame.schema_id], table)
+    found = catalog.find(source_format, topic, [external_id, frame.schema_id], table, batch)
     if found is None:
         ids = ", ".join(i for i in (external_id, frame.schema_id) if i) or "none"
         raise DecodeError(
@@ -564,7 +606,7 @@ def _decode_data(
             f"no metadata message for this data message (schema ids: {ids}; table: "
             f"{'.'.join(t for t in table if t) or 'not named'}; topic: {topic})",
         )
-    md, how = found
+    md, how, resolved_batch = found
     if message is None and how != "schema_id":
         raise DecodeError(
             "missing_table_metadata",
@@ -630,6 +672,7 @@ def _decode_data(
         after_image=after,
         after_image_is_partial=after is not None
         and any(name not in after_names for name in md.column_names),
+        resolved_batch_id=resolved_batch,
     )
 
 
@@ -642,10 +685,13 @@ def decode_one(
     source_format: str = "qlik_json",
     topic: str | None = None,
     catalog: MetadataCatalog | None = None,
+    batch: int | None = None,
 ) -> dict[str, Any]:
-    """Decode one Kafka value of ``source_format`` (see module doc); never raises.
+    """Decode one Kafka value of ``source_format`` (see module doc); raises only on a decoder
+    bug, which :func:`decode_batches` turns into a ``decoder_error`` row.
 
-    ``catalog`` holds the collected MD entries a DT message needs (empty when None).
+    ``catalog`` holds the collected MD entries a DT message needs (empty when None); ``batch``
+    is the record's ingest batch (None: every entry of the catalog counts).
     """
     row: dict[str, Any] = dict.fromkeys(_NAMES)
     try:
@@ -670,19 +716,21 @@ def decode_one(
                 data_schema=entry["data_schema"],
             )
         elif frame.message_type == "DT":
-            _decode_data(frame, catalog or MetadataCatalog(), source_format, topic, row)
+            _decode_data(frame, catalog or MetadataCatalog(), source_format, topic, batch, row)
     except DecodeError as invalid:
         row = shared.error_row(_NAMES, invalid.reason, invalid.detail)
     return row
 
 
 def decode_record(record: dict[str, Any], catalog: MetadataCatalog) -> dict[str, Any]:
-    """:func:`decode_one` of a ``{source_format, topic, value}`` struct (the model's input)."""
+    """:func:`decode_one` of a ``{source_format, topic, value, ingest_batch_id}`` struct (the
+    model's input)."""
     return decode_one(
         record.get("value"),
         source_format=record.get("source_format") or "qlik_json",
         topic=record.get("topic"),
         catalog=catalog,
+        batch=record.get("ingest_batch_id"),
     )
 
 
@@ -693,7 +741,8 @@ def decode_batches(
     batches: Iterator[pa.RecordBatch], entries: Sequence[dict[str, Any] | str] = ()
 ) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` function: append :data:`QLIK_FIELDS` decoded from the struct column
-    ``qlik_input`` (source_format, topic, value), with the collected MD ``entries``."""
+    ``qlik_input`` (source_format, topic, value, ingest_batch_id), with the collected MD
+    ``entries``."""
     catalog = MetadataCatalog(entries)
     return append_decoded(
         batches, lambda record: decode_record(record, catalog), QLIK_FIELDS, column=INPUT_COLUMN
@@ -715,7 +764,12 @@ def is_metadata_candidate(raw: bytes | None, source_format: str) -> bool:
 
 
 def metadata_entries(
-    raw: bytes | None, source_format: str, topic: str, partition: int, offset: int
+    raw: bytes | None,
+    source_format: str,
+    topic: str,
+    partition: int,
+    offset: int,
+    ingest_batch_id: int | None = None,
 ) -> dict[str, Any] | None:
     """The catalog entry of one record when it is a valid MD message, else None."""
     if not is_metadata_candidate(raw, source_format):
@@ -725,19 +779,27 @@ def metadata_entries(
         if frame.message_type != "MD":
             return None
         entry = metadata_entry(_metadata_message(frame))
-    except DecodeError:
+    except Exception:  # DecodeError, or a bug: decode_batches quarantines the record itself
         return None
-    entry.update(source_format=source_format, topic=topic, partition=partition, offset=offset)
+    entry.update(
+        source_format=source_format,
+        topic=topic,
+        partition=partition,
+        offset=offset,
+        ingest_batch_id=ingest_batch_id,
+    )
     return entry
 
 
 def metadata_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` function over (source_format, topic, partition, offset, value) batches:
-    one row per valid MD message (:data:`METADATA_ENTRY_DDL`), ``entry`` as JSON text."""
+    """``mapInArrow`` function over (source_format, topic, partition, offset, ingest_batch_id,
+    value) batches: one row per valid MD message (:data:`METADATA_ENTRY_DDL`), ``entry`` as
+    JSON text."""
     schema = pa.schema(METADATA_ENTRY_FIELDS)
     for batch in batches:
         out: dict[str, list[Any]] = {f.name: [] for f in METADATA_ENTRY_FIELDS}
         columns = {name: batch.column(name).to_pylist() for name in batch.schema.names}
+        columns.setdefault("ingest_batch_id", [None] * batch.num_rows)
         for index, raw in enumerate(columns["value"]):
             entry = metadata_entries(
                 raw,
@@ -745,11 +807,13 @@ def metadata_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBat
                 columns["topic"][index],
                 columns["partition"][index],
                 columns["offset"][index],
+                columns["ingest_batch_id"][index],
             )
             if entry is not None:
                 out["source_format"].append(entry["source_format"])
                 out["topic"].append(entry["topic"])
                 out["partition"].append(entry["partition"])
                 out["offset"].append(entry["offset"])
+                out["ingest_batch_id"].append(entry["ingest_batch_id"])
                 out["entry"].append(json.dumps(entry, separators=(",", ":")))
         yield pa.RecordBatch.from_pydict(out, schema=schema)

@@ -1,10 +1,12 @@
 """Pieces every CDC decoder shares: the decode error, the structural reasons, the JSON preamble,
-typed field getters and the error row.
+typed field getters, time range checks and the error row.
 
 A decoder raises :class:`DecodeError` anywhere while decoding one Kafka value and turns it into
 an :func:`error_row` at its entry point, so a bad message becomes a quarantined row instead of a
-failed Spark task. Each decoder keeps its own public ``REASONS`` dict (the reasons it can
-produce), usually ``{**STRUCTURAL_REASONS, ...}``.
+failed Spark task. Any other exception (a decoder bug) is caught per record by the shared Arrow
+loop (:func:`cdc_lakehouse.decode.batches.append_decoded`) and becomes a ``decoder_error`` row.
+Each decoder keeps its own public ``REASONS`` dict (the reasons it can produce), usually
+``{**STRUCTURAL_REASONS, ...}``.
 
 Getters take the parent object, the key and ``where`` (the key's path prefix, e.g.
 ``"payload."``, used in the detail text). A JSON null or an absent key reads as ``None``.
@@ -15,17 +17,30 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from cdc_lakehouse.decode.json_text import JsonFloat, loads, value_text
+from cdc_lakehouse.decode.json_text import (
+    MAX_JSON_DEPTH,
+    DuplicateKeyError,
+    JsonFloat,
+    loads,
+    value_text,
+)
+
+DECODER_ERROR = "decoder_error"
+"""Reason of a record on which a decoder raised something other than :class:`DecodeError`."""
 
 STRUCTURAL_REASONS = {
     "empty_value": "the Kafka record has no value (NULL or zero bytes)",
     "invalid_utf8": "the value is not UTF-8 text",
-    "invalid_json": "the value is not valid JSON",
+    "invalid_json": f"the value is not valid JSON, or nests deeper than {MAX_JSON_DEPTH} levels",
+    "duplicate_key": "a JSON object names the same key twice (which value counts would be a guess)",
     "not_an_object": "the JSON value is not an object",
     "missing_required_field": "a field the format requires is absent or null",
     "invalid_field_type": "a field has the wrong JSON type or an invalid value",
+    "invalid_field_value": "a field's value is outside what the format allows (e.g. a time "
+    "outside the years 1-9999)",
+    DECODER_ERROR: "the decoder failed on this record (a bug); the detail names the exception",
 }
-"""Reasons of the structural checks shared by the JSON decoders (code -> meaning)."""
+"""Reasons of the checks shared by the decoders (code -> meaning)."""
 
 
 class DecodeError(Exception):
@@ -61,13 +76,30 @@ def parse_json_object(
         text = bytes(raw).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DecodeError("invalid_utf8", f"not UTF-8: {exc.reason} at byte {exc.start}") from None
-    try:
-        value = loads(text)
-    except ValueError as exc:
-        raise DecodeError("invalid_json", f"not valid JSON: {exc}") from None
+    value = parse_json(text)
     if not isinstance(value, dict):
         raise DecodeError("not_an_object", f"JSON {describe(value)}, not an object")
     return value
+
+
+def parse_json(text: str, what: str = "") -> Any:
+    """Parse JSON text with :func:`~cdc_lakehouse.decode.json_text.loads` (exact numbers, one
+    nesting limit, no duplicate keys). ``what`` names an inner text in the detail (e.g.
+    ``"envelope message"``); empty for the record's value itself.
+
+    Raises:
+        DecodeError: ``duplicate_key`` (detail ``the key 'id' appears twice in one object[ of
+            the <what>]``), or ``invalid_json`` (detail ``[<what> ]not valid JSON: <parser
+            message>``, e.g. ``not valid JSON: nested deeper than 128 levels``).
+    """
+    try:
+        return loads(text)
+    except DuplicateKeyError as exc:
+        where = f" of the {what}" if what else ""
+        raise DecodeError("duplicate_key", f"{exc}{where}") from None
+    except ValueError as exc:
+        prefix = f"{what} " if what else ""
+        raise DecodeError("invalid_json", f"{prefix}not valid JSON: {exc}") from None
 
 
 def obj(parent: dict[str, Any], key: str, where: str = "") -> dict[str, Any] | None:
@@ -155,6 +187,32 @@ def value_pairs(values: dict[str, Any] | None) -> list[tuple[str, str | None]] |
         )
         for name, value in values.items()
     ]
+
+
+# the years 1-9999, Spark's timestamp range: a time outside it fails timestamp_millis() in SQL
+_EPOCH_LIMITS = {
+    "s": (-62_135_596_800, 253_402_300_799),
+    "ms": (-62_135_596_800_000, 253_402_300_799_999),
+    "us": (-62_135_596_800_000_000, 253_402_300_799_999_999),
+}
+
+
+def epoch(value: int | None, unit: str, where: str) -> int | None:
+    """``value``, an epoch time in ``unit`` (``"s"``, ``"ms"`` or ``"us"``, UTC), when it lies
+    in the years 1-9999 (what a Spark timestamp holds); None stays None.
+
+    Raises:
+        DecodeError: ``invalid_field_value`` naming ``where`` and the value.
+    """
+    if value is None:
+        return None
+    low, high = _EPOCH_LIMITS[unit]
+    if not low <= value <= high:
+        raise DecodeError(
+            "invalid_field_value",
+            f"{where} = {value} is not a time in the years 1-9999 (epoch {unit})",
+        )
+    return value
 
 
 def error_row(names: Iterable[str], reason: str, detail: str) -> dict[str, Any]:

@@ -1,0 +1,241 @@
+"""No single record can fail a decoder (issue 19): the one nesting limit, duplicate keys, time
+ranges, and the per-record catch-all of the shared Arrow loop."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from cdc_lakehouse.decode import (
+    datahub_tuple,
+    dataworks,
+    dts_avro,
+    dts_canal,
+    dts_shareplex,
+    lindorm,
+    qlik,
+    shared,
+)
+from cdc_lakehouse.decode.batches import append_decoded
+from cdc_lakehouse.decode.json_text import (
+    MAX_JSON_DEPTH,
+    DuplicateKeyError,
+    JsonTooDeepError,
+    depth,
+    loads,
+)
+
+
+def nested(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+# --------------------------------------------------------------------------- json_text
+
+
+def test_the_nesting_limit_is_exact():
+    assert depth(loads(nested(MAX_JSON_DEPTH))) == MAX_JSON_DEPTH
+    with pytest.raises(JsonTooDeepError, match=f"nested deeper than {MAX_JSON_DEPTH} levels"):
+        loads(nested(MAX_JSON_DEPTH + 1))
+
+
+@pytest.mark.parametrize("levels", [MAX_JSON_DEPTH + 1, 1_000, 100_000])
+def test_deep_nesting_is_refused_at_any_depth(levels):
+    with pytest.raises(JsonTooDeepError):
+        loads(nested(levels))
+    with pytest.raises(JsonTooDeepError):
+        loads('{"a":' * levels + "1" + "}" * levels)
+
+
+def test_many_brackets_that_do_not_nest_are_fine():
+    text = "[" + ",".join(["[1]"] * 5_000) + "]"
+    assert len(loads(text)) == 5_000
+
+
+def test_depth_counts_objects_and_arrays_not_scalars():
+    assert depth(1) == 0
+    assert depth([]) == 1
+    assert depth({"a": [{"b": 1}]}) == 3
+
+
+def test_a_repeated_key_is_refused_wherever_it_is():
+    for text in ('{"a":1,"a":2}', '{"x":[{"b":1,"c":2,"b":3}]}'):
+        with pytest.raises(DuplicateKeyError):
+            loads(text)
+    assert loads('{"a":{"a":1}}') == {"a": {"a": 1}}  # the same key in two objects is fine
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_non_standard_constants_are_refused(constant):
+    with pytest.raises(ValueError, match=constant):
+        loads(f'{{"a":{constant}}}')
+
+
+def test_exact_number_text_is_kept():
+    value = loads('{"a":1.50,"b":1e3,"c":' + "9" * 60 + "}")
+    assert (value["a"], value["b"], str(value["c"])) == ("1.50", "1e3", "9" * 60)
+
+
+def test_parse_json_maps_errors_to_reasons():
+    with pytest.raises(shared.DecodeError) as deep:
+        shared.parse_json(nested(500))
+    assert (deep.value.reason, deep.value.detail) == (
+        "invalid_json",
+        f"not valid JSON: nested deeper than {MAX_JSON_DEPTH} levels",
+    )
+    with pytest.raises(shared.DecodeError) as twice:
+        shared.parse_json('{"op":"c","op":"d"}', "envelope message")
+    assert (twice.value.reason, twice.value.detail) == (
+        "duplicate_key",
+        "the key 'op' appears twice in one object of the envelope message",
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "ok"),
+    [
+        (0, "ms", True),
+        (253_402_300_799_999, "ms", True),  # 9999-12-31T23:59:59.999Z
+        (253_402_300_800_000, "ms", False),
+        (-62_135_596_800_000, "ms", True),  # 0001-01-01
+        (-62_135_596_800_001, "ms", False),
+        (2**62, "s", False),
+        (10**60, "us", False),
+    ],
+)
+def test_epoch_times_must_fit_spark_timestamps(value, unit, ok):
+    if ok:
+        assert shared.epoch(value, unit, "t") == value
+    else:
+        with pytest.raises(shared.DecodeError) as error:
+            shared.epoch(value, unit, "t")
+        assert error.value.reason == "invalid_field_value"
+        assert error.value.detail.startswith(f"t = {value} is not a time")
+
+
+# --------------------------------------------------------------------------- every decoder
+
+DEEP = ('{"a":' * 1_000 + "1" + "}" * 1_000).encode()
+DECODERS = {
+    "dataworks": dataworks.decode_envelope,
+    "datahub_tuple": datahub_tuple.decode_one,
+    "lindorm": lindorm.decode_one,
+    "dts_shareplex": dts_shareplex.decode_one,
+    "dts_canal": lambda raw: dts_canal.decode_message(raw)[0],
+    "qlik": qlik.decode_one,
+}
+
+
+@pytest.mark.parametrize("name", sorted(DECODERS))
+def test_every_json_decoder_quarantines_deep_nesting(name):
+    """The issue's reproduction: RecursionError escaped from lindorm.decode_one."""
+    row = DECODERS[name](DEEP)
+    assert (row["decode_error"], row["decode_error_detail"]) == (
+        "invalid_json",
+        f"not valid JSON: nested deeper than {MAX_JSON_DEPTH} levels",
+    )
+
+
+@pytest.mark.parametrize("name", sorted(DECODERS))
+def test_every_json_decoder_quarantines_a_repeated_key(name):
+    row = DECODERS[name](b'{"a":1,"a":2}')
+    assert row["decode_error"] == "duplicate_key"
+    assert "'a'" in row["decode_error_detail"]
+
+
+@pytest.mark.parametrize(
+    "module", [dataworks, datahub_tuple, lindorm, dts_shareplex, dts_canal, qlik, dts_avro]
+)
+def test_every_decoder_names_decoder_error_among_its_reasons(module):
+    assert shared.DECODER_ERROR in module.REASONS
+
+
+# --------------------------------------------------------------------------- the Arrow loop
+
+FIELDS = [
+    pa.field("decode_error", pa.string()),
+    pa.field("decode_error_detail", pa.string()),
+    pa.field("n", pa.int64()),
+]
+
+
+def run(decode_one, values, **kwargs):
+    batch = pa.RecordBatch.from_pydict({"value": values, "offset": list(range(len(values)))})
+    table = pa.Table.from_batches(list(append_decoded(iter([batch]), decode_one, FIELDS, **kwargs)))
+    return table.to_pylist()
+
+
+def test_a_decoder_bug_costs_one_record_not_the_batch():
+    def decode_one(value):
+        if value == b"boom":
+            raise KeyError("surprise")
+        return {"n": len(value)}
+
+    rows = run(decode_one, [b"ab", b"boom", b"abc"])
+    assert [(r["offset"], r["decode_error"], r["n"]) for r in rows] == [
+        (0, None, 2),
+        (1, "decoder_error", None),
+        (2, None, 3),
+    ]
+    assert rows[1]["decode_error_detail"] == "KeyError: 'surprise'"
+
+
+def test_a_recursion_error_inside_a_decoder_is_one_record():
+    def decode_one(value):
+        def down(n):
+            return down(n + 1)
+
+        return down(0) if value == b"deep" else {"n": 1}
+
+    rows = run(decode_one, [b"deep", b"ok"])
+    assert [r["decode_error"] for r in rows] == ["decoder_error", None]
+    assert rows[0]["decode_error_detail"].startswith("RecursionError")
+
+
+def test_a_value_that_does_not_fit_its_arrow_type_costs_one_record():
+    rows = run(lambda value: {"n": int(value)}, [b"1", b"9" * 30, b"3"])
+    assert [(r["offset"], r["n"], r["decode_error"]) for r in rows] == [
+        (0, 1, None),
+        (1, None, "decoder_error"),
+        (2, 3, None),
+    ]
+    assert rows[1]["decode_error_detail"].startswith("n does not fit int64")
+
+
+def test_a_multi_row_record_that_does_not_fit_becomes_one_error_row():
+    def decode_one(value):
+        return [{"n": 1}, {"n": 10**30}] if value == b"bad" else [{"n": 1}, {"n": 2}]
+
+    rows = run(decode_one, [b"good", b"bad", b"good"])
+    assert [(r["offset"], r["n"], r["decode_error"]) for r in rows] == [
+        (0, 1, None),
+        (0, 2, None),
+        (1, None, "decoder_error"),
+        (2, 1, None),
+        (2, 2, None),
+    ]
+
+
+def test_a_decoder_returning_no_row_is_an_error_row_not_a_lost_record():
+    rows = run(lambda value: [] if value == b"none" else {"n": 1}, [b"none", b"x"])
+    assert [r["decode_error"] for r in rows] == ["decoder_error", None]
+
+
+def test_the_error_row_is_the_decoders_own_shape():
+    def error(reason, detail):
+        return {"decode_error": reason, "decode_error_detail": detail, "n": -1}
+
+    rows = run(lambda value: 1 / 0, [b"x"], error=error)
+    assert (rows[0]["decode_error"], rows[0]["n"]) == ("decoder_error", -1)
+
+
+def test_canal_bug_rows_have_row_index_0_of_1(monkeypatch):
+    def broken(raw, legacy_swap):
+        raise AttributeError("bug")
+
+    monkeypatch.setattr(dts_canal, "_decode", broken)
+    batch = pa.RecordBatch.from_pydict({"value": [b"{}"]})
+    out = pa.Table.from_batches(list(dts_canal.decode_batches(iter([batch])))).to_pylist()
+    assert [(r["decode_error"], r["row_index"], r["row_count"]) for r in out] == [
+        ("decoder_error", 0, 1)
+    ]
