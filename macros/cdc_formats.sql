@@ -74,13 +74,16 @@
 
 {#
     staging_events(record_kind): the rows of every staging *_events model with that
-    record_kind, in the columns of staging_event_columns(), as one union all.
+    record_kind (none: of every kind), in the columns of staging_event_columns(), as one
+    union all.
 #}
 {% macro staging_events(record_kind) %}
     {%- for staging in cdc_staging_event_models() %}
     select {{ staging_event_columns() | join(', ') }}
     from {{ ref(staging.model) }}
+    {%- if record_kind is not none %}
     where record_kind = '{{ record_kind }}'
+    {%- endif %}
     {%- if not loop.last %}
     union all
     {%- endif %}
@@ -88,18 +91,19 @@
 {% endmacro %}
 
 {#
-    kafka_record_columns(row_index): the Kafka coordinates of a staging *_events row, renamed
-    from the bronze columns every decoding Python model passes through (topic, partition,
-    offset, timestamp, ingest_batch_id), and resolved_batch_id (= ingest_batch_id; models that
-    pair split updates replace it). row_index: the position of the change inside a multi-row
-    message (default 0 for single-row formats).
+    kafka_record_columns(row_index, resolved_batch_id): the Kafka coordinates of a staging
+    *_events row, renamed from the bronze columns every decoding Python model passes through
+    (topic, partition, offset, timestamp, ingest_batch_id), and resolved_batch_id (default
+    ingest_batch_id; Qlik passes the batch that delivered a late metadata message, and models
+    that pair split updates replace it). row_index: the position of the change inside a
+    multi-row message (default 0 for single-row formats).
 #}
-{% macro kafka_record_columns(row_index='0') -%}
+{% macro kafka_record_columns(row_index='0', resolved_batch_id='ingest_batch_id') -%}
     topic as kafka_topic,
         partition as kafka_partition,
         offset as kafka_offset,
         {{ row_index }} as kafka_row_index,
         timestamp as kafka_timestamp,
         ingest_batch_id,
-        ingest_batch_id as resolved_batch_id
+        {{ resolved_batch_id }} as resolved_batch_id
 {%- endmacro %}

@@ -55,6 +55,66 @@
     {{ return(result.columns[0].values() | map('int') | list) }}
 {% endmacro %}
 
+{#
+    batches_resolved_after(relation, watermark): the ingest batches (a list of ints) of the
+    rows of relation (with ingest_batch_id and resolved_batch_id, NULL = its own batch)
+    resolved after watermark. Read with run_query, like resolved_batches.
+#}
+{% macro batches_resolved_after(relation, watermark) %}
+    {% if not execute %}
+        {{ return([]) }}
+    {% endif %}
+    {% set result = run_query(
+        'select distinct ingest_batch_id from ' ~ relation
+        ~ ' where coalesce(resolved_batch_id, ingest_batch_id) > ' ~ watermark ~ ' order by 1'
+    ) %}
+    {{ return(result.columns[0].values() | map('int') | list) }}
+{% endmacro %}
+
+{#
+    late_resolved_batches(watermark): the ingest batches up to watermark that hold a staging
+    row of any record_kind resolved after it - batches whose records changed their verdict
+    since (e.g. a Qlik data message that left quarantine when its metadata arrived).
+#}
+{% macro late_resolved_batches(watermark) %}
+    {% if not execute %}
+        {{ return([]) }}
+    {% endif %}
+    {% set result = run_query(
+        'select distinct ingest_batch_id from (' ~ staging_events(none) ~ ') where '
+        ~ 'ingest_batch_id <= ' ~ watermark ~ ' and resolved_batch_id > ' ~ watermark
+        ~ ' order by 1'
+    ) %}
+    {{ return(result.columns[0].values() | map('int') | list) }}
+{% endmacro %}
+
+{#
+    drop_late_batch_partitions(): pre-hook SQL of an incremental model partitioned by
+    ingest_batch_id whose rows carry resolved_batch_id: it drops the partitions of
+    late_resolved_batches(held_max('resolved_batch_id')) that the table holds (empty when none,
+    or when the run is not incremental). An insert_overwrite run replaces only the partitions
+    its query writes, so a partition that must become empty (every record of it left the
+    table) is dropped first; a run killed between the drop and the insert leaves a lower
+    watermark, and the next run computes those batches again.
+#}
+{% macro drop_late_batch_partitions() %}
+    {% if not execute or not is_incremental() %}
+        {{ return('') }}
+    {% endif %}
+    {% set batches = late_resolved_batches(held_max('resolved_batch_id')) %}
+    {% set held = run_query('show partitions ' ~ this).columns[0].values() %}
+    {% set drops = [] %}
+    {% for batch in batches %}
+        {% if ('ingest_batch_id=' ~ batch) in held %}
+            {% do drops.append('partition (ingest_batch_id = ' ~ batch ~ ')') %}
+        {% endif %}
+    {% endfor %}
+    {% if drops | length == 0 %}
+        {{ return('') }}
+    {% endif %}
+    {{ return('alter table ' ~ this ~ ' drop if exists ' ~ drops | join(', ')) }}
+{% endmacro %}
+
 {# batch_filter(batches): a where-clause condition keeping the rows of those batches #}
 {% macro batch_filter(batches, column='ingest_batch_id') -%}
     {%- if batches | length > 0 -%}

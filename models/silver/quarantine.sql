@@ -1,15 +1,30 @@
 {#
     Every bronze record that could not be decoded, with its reason code, a detail, the raw
     value and its Kafka coordinates. Nothing is dropped silently: a record is here, or in
-    change_events, control_events or schema_changes. Incremental (macros/cdc_incremental.sql):
-    partitioned by ingest_batch_id; a run writes the new batches' partitions.
+    change_events, control_events or schema_changes.
+
+    A record can leave quarantine: a Qlik data message waits here (missing_table_metadata)
+    until the metadata message it needs arrives in a later batch, and is then a change.
+    resolved_batch_id is the batch of the verdict (its own batch, or for a record a later
+    record completed, that later batch).
+
+    Incremental (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run writes the
+    partitions of the batches after the newest verdict it holds, and rewrites the older
+    batches holding a record whose verdict changed since (a pre-hook drops them first: such
+    a partition may have to become empty).
 #}
 
-{{ batch_partitioned_config() }}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='insert_overwrite',
+    partition_by=['ingest_batch_id'],
+    on_schema_change='fail',
+    pre_hook="{{ drop_late_batch_partitions() }}",
+) }}
 
 {% if is_incremental() %}
-{# quarantined records never change once written: a run writes the new batches only #}
-{% set held_batch = held_max('ingest_batch_id') %}
+{% set held_batch = held_max('resolved_batch_id') %}
+{% set late_batches = late_resolved_batches(held_batch) %}
 {% endif %}
 
 with
@@ -17,14 +32,14 @@ with
 kafka_records as (
     select * from {{ ref('stg_bronze__kafka_records') }}
     {% if is_incremental() %}
-    where ingest_batch_id > {{ held_batch }}
+    where ingest_batch_id > {{ held_batch }} or {{ batch_filter(late_batches) }}
     {% endif %}
 ),
 
 staging_events as (
     select * from ({{ staging_events('quarantine') }})
     {% if is_incremental() %}
-    where ingest_batch_id > {{ held_batch }}
+    where ingest_batch_id > {{ held_batch }} or {{ batch_filter(late_batches) }}
     {% endif %}
 ),
 
@@ -50,7 +65,8 @@ undecoded_records as (
                 then concat('topic ', kafka_records.topic, ' is not in seeds/cdc_topics.csv')
             else concat('no decoder for format ', kafka_records.source_format, ' yet')
         end as reason_detail,
-        kafka_records.value as raw_value
+        kafka_records.value as raw_value,
+        kafka_records.ingest_batch_id as resolved_batch_id
     from kafka_records
     left anti join decoded_formats
         on kafka_records.source_format = decoded_formats.source_format
@@ -66,7 +82,8 @@ decode_failures as (
         ingest_batch_id,
         quarantine_reason as reason,
         quarantine_detail as reason_detail,
-        raw_value
+        raw_value,
+        resolved_batch_id
     from staging_events
 ),
 
@@ -89,6 +106,7 @@ final as (
         kafka_partition,
         kafka_offset,
         kafka_timestamp,
+        resolved_batch_id,
         ingest_batch_id
     from unioned
 )

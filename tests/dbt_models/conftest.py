@@ -15,11 +15,13 @@ from typing import Any
 import pytest
 
 import tests.dbt_models
+from tests.dbt_models import qlik_late_metadata_cases
 from tests.dbt_models.helpers import gold_rows
 from tests.dbt_models.simulation import (
     INCREMENTAL_TABLES,
     Simulation,
     comparable,
+    current_decodings,
     gold_tables,
     simulate_all,
     table_differences,
@@ -52,7 +54,7 @@ def run_dbt(spark, project_dir: Path, tmp_path_factory: pytest.TempPathFactory) 
         if expect_success and not result.success:
             failures = []
             for node_result in getattr(result.result, "results", None) or []:
-                if str(node_result.status) not in ("success", "pass"):
+                if str(node_result.status) in ("error", "fail", "runtime error"):
                     failures.append(f"{node_result.node.unique_id}: {node_result.message}")
             pytest.fail(f"dbt {' '.join(args)} failed: {result.exception or failures}")
         return result
@@ -62,14 +64,15 @@ def run_dbt(spark, project_dir: Path, tmp_path_factory: pytest.TempPathFactory) 
 
 
 @pytest.fixture(scope="session")
-def ingest_dump(spark, project_dir: Path, lake_dir: Path) -> Callable[[Path], Any]:
-    """Ingest a dump file or directory into bronze.kafka_records (the real ingest job)."""
+def ingest_dump(spark, project_dir: Path, lake_dir: Path) -> Callable[..., Any]:
+    """Ingest a dump file or directory into bronze.kafka_records (the real ingest job), with
+    the project's registry or another one (``registry=``)."""
     from cdc_lakehouse.ingest.job import IngestOptions, plan_ingest, run_ingest
 
-    def ingest(dump: Path) -> Any:
+    def ingest(dump: Path, registry: Path | None = None) -> Any:
         options = IngestOptions(
             dump=dump,
-            registry=project_dir / "seeds" / "cdc_topics.csv",
+            registry=registry or project_dir / "seeds" / "cdc_topics.csv",
             table="bronze.kafka_records",
             checkpoint=lake_dir / "checkpoints" / "bronze.kafka_records",
         )
@@ -97,19 +100,38 @@ def simulations() -> dict[str, Simulation]:
 
 @pytest.fixture(scope="session")
 def built_lake(
-    spark, ingest_dump, run_dbt, simulations, tmp_path_factory: pytest.TempPathFactory
+    spark,
+    project_dir: Path,
+    ingest_dump,
+    run_dbt,
+    simulations,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Any:
     """The bundled sample dump, every format's edge cases (``*_cases.py``) and part 1 of every
-    simulated history, ingested and built with one `dbt build` for the whole test session."""
+    simulated history, ingested and built with one `dbt build` for the whole test session.
+
+    A cases module may also write records of topics missing from the registry
+    (``write_unregistered_dump(path) -> (path, topic)``): they are ingested with a registry
+    that has the topic (as a topic removed from the registry after ingest would be)."""
     cases_dir = tmp_path_factory.mktemp("cases")
+    unregistered_dir = tmp_path_factory.mktemp("unregistered")
+    registry_lines = (project_dir / "seeds" / "cdc_topics.csv").read_text().splitlines()
     for module in case_modules():
-        module.write_dump(cases_dir / f"{module.__name__.rsplit('.', 1)[-1]}.jsonl")
+        name = module.__name__.rsplit(".", 1)[-1]
+        module.write_dump(cases_dir / f"{name}.jsonl")
+        if hasattr(module, "write_unregistered_dump"):
+            _path, topic = module.write_unregistered_dump(unregistered_dir / f"{name}.jsonl")
+            registry_lines.append(f"{topic},dts_canal_json,mysql,false,not in the seed")
+    registry = unregistered_dir.parent / "registry-with-unregistered-topics.csv"
+    registry.write_text("\n".join(registry_lines) + "\n")
     # one topic dump directory for every format's part 1 (their topics differ): one ingest
     sim_dir = tmp_path_factory.mktemp("simulated")
     for simulation in simulations.values():
         write_records(sim_dir, simulation.first_delivery.records)
     first = ingest_dump(SAMPLE_DUMP)
     second = ingest_dump(cases_dir)
+    if any(unregistered_dir.iterdir()):
+        ingest_dump(unregistered_dir, registry=registry)
     ingest_dump(sim_dir)
     run_dbt("build")
     return {"sample_ingest": first, "cases_ingest": second}
@@ -132,19 +154,21 @@ def simulated_increments(
         for simulation in simulations.values():
             if index < len(simulation.second_delivery.batches):
                 write_records(batch_dir, simulation.second_delivery.batches[index])
-        if index == 0:  # the edge cases that need a later batch (``write_increment_dump``)
-            for module in case_modules():
-                if hasattr(module, "write_increment_dump"):
-                    name = module.__name__.rsplit(".", 1)[-1]
-                    module.write_increment_dump(batch_dir / f"{name}-increment.jsonl")
+        # the edge cases that need later batches: ``write_increment_dump(path, batch)``
+        for module in case_modules():
+            if hasattr(module, "write_increment_dump"):
+                name = module.__name__.rsplit(".", 1)[-1]
+                module.write_increment_dump(batch_dir / f"{name}-increment.jsonl", index)
         ingest_dump(batch_dir)  # one ingest batch for every format's records of the batch
         run_dbt("build" if index == batches - 1 else "run")
     incremental = {name: gold_tables(spark, s) for name, s in simulations.items()}
     incremental_states = row_states(spark)
     late_keyed = gold_rows(spark, "source_schema = 'EDGE' and source_table = 'LATE_KEYED'")
+    late_metadata = qlik_late_state(spark)
     # materialized in Spark's block manager: they outlive the full refresh's overwrite
     incremental_tables = {
-        table: comparable(spark.table(table)).localCheckpoint() for table in INCREMENTAL_TABLES
+        table: comparable(current_decodings(table, spark.table(table))).localCheckpoint()
+        for table in INCREMENTAL_TABLES
     }
     run_dbt("run", "--full-refresh")
     full_refresh = {name: gold_tables(spark, s) for name, s in simulations.items()}
@@ -154,9 +178,40 @@ def simulated_increments(
         "incremental_states": incremental_states,
         "full_refresh_states": row_states(spark),
         "late_keyed": late_keyed,
+        "late_metadata": late_metadata,
+        "late_metadata_full_refresh": qlik_late_state(spark),
         "table_differences": {
-            table: table_differences(frame, comparable(spark.table(table)))
+            table: table_differences(
+                frame, comparable(current_decodings(table, spark.table(table)))
+            )
             for table, frame in incremental_tables.items()
+        },
+    }
+
+
+def qlik_late_state(spark) -> dict[str, Any]:
+    """What qlik_late_metadata_cases.py's records became: gold rows per table and the
+    (topic, offset) of the records in quarantine, with their reasons."""
+    late = qlik_late_metadata_cases
+    topics = f"'{late.JSON_TOPIC}', '{late.AVRO_TOPIC}'"
+    return {
+        "gold": {
+            table: gold_rows(spark, f"source_database = '{late.TASK}' and source_table = '{table}'")
+            for table in late.EXPECTED
+        },
+        "quarantined": {
+            (r["kafka_topic"], r["kafka_offset"]): r["reason"]
+            for r in spark.sql(
+                "select kafka_topic, kafka_offset, reason from silver.quarantine "
+                f"where kafka_topic in ({topics})"
+            ).collect()
+        },
+        "versions": {
+            (r["source_table"], r["row_key"]): r["source_schema_version"]
+            for r in spark.sql(
+                "select source_table, row_key, source_schema_version from silver.change_events "
+                f"where kafka_topic in ({topics})"
+            ).collect()
         },
     }
 

@@ -202,8 +202,11 @@ def write_dump(path: Path) -> Path:
     return path
 
 
-def write_increment_dump(path: Path) -> Path:
-    """Write INCREMENT (the offsets after CHANGES') as a topic dump file at ``path``."""
+def write_increment_dump(path: Path, batch: int) -> Path | None:
+    """Write INCREMENT (the offsets after CHANGES') as a topic dump file at ``path``, in the
+    first incremental batch (``batch`` 0; nothing for the others)."""
+    if batch != 0:
+        return None
     offsets: dict[int, int] = {}
     dump_lines(CHANGES, offsets)
     lines = dump_lines(INCREMENT, offsets)

@@ -86,8 +86,11 @@ def write_dump(path: Path) -> Path:
     return _write(path, [r for s in streams().values() for r in s.first.records])
 
 
-def write_increment_dump(path: Path) -> Path:
-    """Write every stream's second batch (offsets after the first's) at ``path``."""
+def write_increment_dump(path: Path, batch: int) -> Path | None:
+    """Write every stream's second batch (offsets after the first's) at ``path``, in the
+    first incremental batch (``batch`` 0; nothing for the others)."""
+    if batch != 0:
+        return None
     return _write(path, [r for s in streams().values() for r in s.second.records])
 
 

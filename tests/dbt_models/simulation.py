@@ -160,6 +160,21 @@ INCREMENTAL_TABLES = (
 )
 
 
+def current_decodings(table: str, frame: Any) -> Any:
+    """``frame`` of ``table`` as a full refresh holds it: for the Qlik decoding model, an
+    append log of decodings (a data message that waited for its metadata is decoded again
+    when it arrives), the latest decoding of each record; other tables as they are."""
+    if table != "silver.stg_qlik__messages":
+        return frame
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    latest = Window.partitionBy("topic", "partition", "offset").orderBy(
+        F.coalesce("resolved_batch_id", "ingest_batch_id").desc()
+    )
+    return frame.withColumn("_n", F.row_number().over(latest)).where("_n = 1").drop("_n")
+
+
 def comparable(frame: Any) -> Any:
     """``frame`` with every map column as its sorted entries (set operations reject maps)."""
     from pyspark.sql import functions as F

@@ -10,6 +10,7 @@ import base64
 import pytest
 
 from tests.dbt_models import qlik_cases as cases
+from tests.dbt_models import qlik_late_metadata_cases as late_cases
 
 pytestmark = pytest.mark.dbt
 
@@ -239,3 +240,23 @@ def test_every_qlik_record_is_accounted_for_once(spark, built_lake):
         )
     )
     assert silver.count() == silver.distinct().count() == bronze.first()[0]
+
+
+def test_data_messages_wait_in_quarantine_for_their_metadata(spark, built_lake):
+    """qlik_late_metadata_cases.py, batch A: a DT whose MD has not arrived waits in
+    quarantine - also a DT of a new tableVersion whose older version's MD is known (its schema
+    id names the new one); a DT whose MD came in the same batch is decoded at once."""
+    late = late_cases
+    quarantined = spark.sql(
+        "select kafka_topic, kafka_offset, reason from silver.quarantine "
+        f"where kafka_topic in ('{late.JSON_TOPIC}', '{late.AVRO_TOPIC}')"
+    ).collect()
+    assert {(r["kafka_topic"], r["kafka_offset"]) for r in quarantined} == (
+        late.WAITING_AFTER_BATCH_A
+    )
+    assert {r["reason"] for r in quarantined} == {"missing_table_metadata"}
+    for table in ("EARLY", "WAITS", "VERSIONS"):
+        got = gold_rows(spark, f"source_database = '{late.TASK}' and source_table = '{table}'")
+        expected = {k: v for k, v in late.EXPECTED[table].items() if "waits" not in v["NOTE"]}
+        expected = {k: v for k, v in expected.items() if v["NOTE"] != "v2"}
+        assert {k: values for k, (values, _op) in got.items()} == expected

@@ -18,18 +18,37 @@
     models and tests read it several times (see stg_dataworks__events).
 
     Incremental (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run computes
-    the new batches only (a record of this format depends on no other record).
+    the batches holding a decoding resolved after the newest one it holds: the new batches,
+    and older batches whose data message waited for a metadata message that a new batch
+    delivered (stg_qlik__messages decodes it again; its resolved_batch_id is that later
+    batch). Per record only the latest decoding counts.
 #}
 
 {{ batch_partitioned_config() }}
 
+{% if is_incremental() %}
+{% set batches = batches_resolved_after(ref('stg_qlik__messages'), held_max('resolved_batch_id')) %}
+{% endif %}
+
 with
 
-messages as (
-    select * from {{ ref('stg_qlik__messages') }}
+decodings as (
+    select
+        *,
+        coalesce(resolved_batch_id, ingest_batch_id) as record_resolved_batch_id
+    from {{ ref('stg_qlik__messages') }}
     {% if is_incremental() %}
-    where ingest_batch_id > {{ held_max('ingest_batch_id') }}
+    where {{ batch_filter(batches) }}
     {% endif %}
+),
+
+{# the latest decoding of each record (a waiting data message decoded again later) #}
+messages as (
+    select * except (resolved_batch_id)
+    from decodings
+    qualify row_number() over (
+        partition by topic, partition, offset order by record_resolved_batch_id desc
+    ) = 1
 ),
 
 classified as (
@@ -107,7 +126,7 @@ checked as (
 final as (
     select
         source_format,
-        {{ kafka_record_columns() }},
+        {{ kafka_record_columns(resolved_batch_id='record_resolved_batch_id') }},
         case when quarantine_reason is null then op_kind else 'quarantine' end as record_kind,
         quarantine_reason,
         quarantine_detail,
