@@ -14,14 +14,23 @@ Settings that matter for correctness:
   setting they were created with, so the ingest job uses the same.
 - ``spark.sql.sources.partitionOverwriteMode=dynamic``: ``INSERT OVERWRITE`` replaces only the
   partitions it writes (the exactly-once write of ``bronze.kafka_records``).
+
+The embedded Derby metastore admits one JVM at a time. :func:`get_spark` checks Derby's lock
+file before starting the JVM and opens the metastore right after, so that a second process
+stops within seconds with :class:`MetastoreBusyError` (one line: who holds it, what to do)
+instead of Hive's retries and stack traces.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shlex
+import struct
 import sys
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,10 +43,34 @@ LOG4J2_CONFIG = Path(__file__).resolve().parent / "resources" / "log4j2.properti
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 _SESSION_LOCK = threading.Lock()
+DERBY_URL_PREFIX = "jdbc:derby:"
+# Derby holds an exclusive lock (Java's FileChannel.tryLock: a POSIX fcntl write lock on Linux)
+# on this file of the database directory for as long as a JVM has the database booted; db.lck
+# next to it is only a marker file and carries no lock.
+DERBY_LOCK_FILE = "dbex.lck"
+# struct flock of Linux on 64-bit platforms: l_type, l_whence, l_start, l_len, l_pid (+ padding)
+_LINUX_FLOCK = "hhqqi4x"
 
 
 class DeltaUnavailableError(ConfigError):
     """``CDC_TABLE_FORMAT=delta`` was asked for but the Delta Lake jars cannot be loaded."""
+
+
+class MetastoreBusyError(ConfigError):
+    """Another process has the embedded Derby metastore open (Derby admits one JVM at a time)."""
+
+
+@dataclass(frozen=True)
+class LockHolder:
+    """A process holding a lock file.
+
+    Attributes:
+        pid: its process id, or ``None`` where the platform does not say.
+        command: its command line, shortened for a message, or ``None`` when unknown.
+    """
+
+    pid: int | None
+    command: str | None
 
 
 def delta_jar_paths(jars_dir: Path) -> list[Path]:
@@ -99,6 +132,13 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         "spark.hadoop.javax.jdo.option.ConnectionURL": derby_url,
         "spark.hadoop.hive.metastore.warehouse.dir": str(settings.warehouse_dir),
         "spark.hadoop.hive.exec.scratchdir": str(lake / "tmp" / "hive"),
+        # Hive retries a failed metastore open 10 times, 2 s apart, logging stack traces each
+        # time: a busy Derby metastore took 20 s and about 11,700 lines to be reported. Retry
+        # once, without waiting (with 0 attempts Hive never opens the metastore at all). Hive's
+        # client calls are serialized in Spark, so embedded Derby has nothing to retry for; a
+        # shared metastore may want Hive's defaults back.
+        "spark.hadoop.hive.hmshandler.retry.attempts": "1",
+        "spark.hadoop.hive.hmshandler.retry.interval": "0ms",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.ansi.enabled": "false",
         "spark.sql.sources.partitionOverwriteMode": "dynamic",
@@ -126,6 +166,8 @@ def get_spark(settings: Settings | None = None) -> SparkSession:
 
     Raises:
         ConfigError: the lake directory cannot be created or written.
+        MetastoreBusyError: another process has the embedded Derby metastore open (checked
+            before the JVM starts, and again when the metastore is opened right after).
         DeltaUnavailableError: Delta requested but its jars cannot be resolved or loaded.
     """
     from pyspark.sql import SparkSession
@@ -146,10 +188,14 @@ def _create_spark(settings: Settings | None) -> SparkSession:
 
     settings = settings or load_settings()
     ensure_lake_dir(settings)
+    conf = spark_conf(settings)
+    derby_dir = embedded_derby_dir(conf)
+    if derby_dir is not None:
+        check_metastore_free(derby_dir)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder
-    for key, value in spark_conf(settings).items():
+    for key, value in conf.items():
         builder = builder.config(key, value)
     builder = builder.enableHiveSupport()
     if settings.table_format == "delta" and settings.delta_jars_dir is None:
@@ -168,6 +214,8 @@ def _create_spark(settings: Settings | None) -> SparkSession:
                 "CDC_TABLE_FORMAT=parquet."
             ) from exc
         raise
+    if derby_dir is not None:
+        open_metastore(spark, derby_dir)
     spark.sparkContext.setLogLevel(os.environ.get("CDC_SPARK_LOG_LEVEL", "WARN"))
     if settings.table_format == "delta":
         _check_delta_loaded(spark)
@@ -184,6 +232,181 @@ def _check_delta_loaded(spark: SparkSession) -> None:
             "CDC_DELTA_JARS_DIR to a directory with the Delta Lake jars, or use "
             "CDC_TABLE_FORMAT=parquet."
         ) from exc
+
+
+def embedded_derby_dir(conf: dict[str, str]) -> Path | None:
+    """The database directory of the embedded Derby metastore that ``conf`` configures, or
+    ``None`` when the metastore is not an embedded Derby (nothing to check then)."""
+    url = conf.get("spark.hadoop.javax.jdo.option.ConnectionURL", "")
+    if not url.startswith(DERBY_URL_PREFIX):
+        return None
+    for attribute in url[len(DERBY_URL_PREFIX) :].split(";"):
+        key, _, value = attribute.partition("=")
+        if key == "databaseName" and value:
+            return Path(value)
+    return None
+
+
+def lock_holder(path: Path) -> LockHolder | None:
+    """The process holding a POSIX (fcntl) lock on ``path``, or ``None`` if none does.
+
+    On Linux (64-bit) asks the kernel with ``F_GETLK``, which takes no lock and names the
+    holder's pid; elsewhere takes a shared lock and releases it at once (pid unknown then).
+    A missing file is not locked. The holder's ``command`` is left unset.
+
+    Raises:
+        OSError: ``path`` exists but cannot be opened or queried.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        if sys.platform == "linux" and sys.maxsize > 2**32:
+            query = struct.pack(_LINUX_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+            lock_type, _, _, _, pid = struct.unpack(
+                _LINUX_FLOCK, fcntl.fcntl(fd, fcntl.F_GETLK, query)
+            )
+            return None if lock_type == fcntl.F_UNLCK else LockHolder(pid, None)
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:  # EACCES or EAGAIN: another process holds a write lock
+            return LockHolder(None, None)
+        fcntl.lockf(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def process_argv(pid: int) -> list[str] | None:
+    """The arguments of process ``pid`` (``/proc/PID/cmdline``), or ``None`` if unknown."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    return [arg.decode(errors="replace") for arg in raw.split(b"\0") if arg] or None
+
+
+def short_command(argv: list[str], max_chars: int = 100) -> str:
+    """``argv`` as one shell-quoted line for a message: program and script paths shortened to
+    their names, cut at ``max_chars`` characters."""
+    argv = list(argv)
+    argv[0] = Path(argv[0]).name
+    if len(argv) > 1 and "/" in argv[1] and not argv[1].startswith("-"):
+        argv[1] = Path(argv[1]).name
+    command = shlex.join(argv)
+    return command if len(command) <= max_chars else command[: max_chars - 3] + "..."
+
+
+def _parent_pid(pid: int) -> int | None:
+    """The parent of process ``pid`` (``/proc/PID/stat``), or ``None``."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat.rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _own_jvm_pid() -> int | None:
+    """The pid of the JVM PySpark launched in this process, or ``None`` if none runs yet."""
+    from pyspark import SparkContext
+
+    proc = getattr(SparkContext._gateway, "proc", None)
+    return getattr(proc, "pid", None)
+
+
+def metastore_holder(derby_dir: Path) -> LockHolder | None:
+    """The other process that has the Derby database ``derby_dir`` booted, or ``None``.
+
+    A PySpark JVM is reported as the Python process that started it (``python -m ingest``,
+    ``dbt``, ...): the one to wait for. This process's own JVM is not another process.
+
+    Raises:
+        OSError: the lock file exists but cannot be read.
+    """
+    holder = lock_holder(derby_dir / DERBY_LOCK_FILE)
+    if holder is None or holder.pid is None:
+        return holder
+    pid = holder.pid
+    if pid == _own_jvm_pid():
+        return None
+    argv = process_argv(pid)
+    if argv and "org.apache.spark.deploy.SparkSubmit" in argv:
+        parent = _parent_pid(pid)
+        parent_argv = process_argv(parent) if parent is not None and parent > 1 else None
+        if parent is not None and parent_argv:
+            pid, argv = parent, parent_argv
+    return LockHolder(pid, short_command(argv) if argv else None)
+
+
+def busy_message(derby_dir: Path, holder: LockHolder) -> str:
+    """The one-line message of :class:`MetastoreBusyError` for ``holder``."""
+    if holder.pid is None:
+        who = "another process"
+    elif holder.command:
+        who = f"another process (pid {holder.pid}: {holder.command})"
+    else:
+        who = f"another process (pid {holder.pid})"
+    # When a shared metastore can be configured, name it here as the way to run them together.
+    return (
+        f"The metastore {derby_dir} is in use by {who}; the embedded Derby metastore admits "
+        "one process at a time: wait for it to finish, and run ingest, dbt and the summary "
+        "one at a time."
+    )
+
+
+def check_metastore_free(derby_dir: Path) -> None:
+    """Check that no other process has the Derby metastore ``derby_dir`` open; takes no lock.
+
+    Raises:
+        MetastoreBusyError: another process holds Derby's lock; the message names it.
+        ConfigError: the lock file cannot be read (permissions).
+    """
+    try:
+        holder = metastore_holder(derby_dir)
+    except OSError as exc:
+        raise ConfigError(
+            f"The metastore lock {derby_dir / DERBY_LOCK_FILE} cannot be read "
+            f"({exc.strerror or exc}): check the permissions of CDC_LAKE_DIR."
+        ) from exc
+    if holder is not None:
+        raise MetastoreBusyError(busy_message(derby_dir, holder))
+
+
+def open_metastore(spark: SparkSession, derby_dir: Path) -> None:
+    """Open the Hive metastore now rather than at the first query, and report a busy one.
+
+    Covers the race in which another process boots Derby after :func:`check_metastore_free`
+    and before this JVM does: the first open runs with Spark's log off (Hive logs each failed
+    attempt with stack traces), and when it fails while another process holds Derby's lock,
+    the session is stopped (a later :func:`get_spark` checks again). Any other failure is
+    retried once with the log on, so that its diagnostics are printed and its exception raised.
+    Adds no time to a run (its first query would open the metastore); a busy metastore is
+    reported about 2 to 4 s after the session starts.
+
+    Raises:
+        MetastoreBusyError: another process has the metastore open.
+        pyspark.errors.AnalysisException: the metastore cannot be opened for another reason.
+    """
+    log4j = spark.sparkContext._jvm.org.apache.logging.log4j  # type: ignore[union-attr]
+    log4j.core.config.Configurator.setAllLevels(log4j.LogManager.ROOT_LOGGER_NAME, log4j.Level.OFF)
+    try:
+        spark.catalog.databaseExists("default")
+        failure = None
+    except Exception as exc:
+        failure = exc
+    finally:
+        log4j.LogManager.getContext(False).reconfigure()  # back to log4j2.properties
+    if failure is None:
+        return
+    try:
+        holder = metastore_holder(derby_dir)
+    except OSError:  # the lock file cannot be read: let the retry below report the failure
+        holder = None
+    if holder is not None:
+        spark.stop()
+        raise MetastoreBusyError(busy_message(derby_dir, holder)) from failure
+    spark.catalog.databaseExists("default")
 
 
 def ensure_lake_dir(settings: Settings) -> None:

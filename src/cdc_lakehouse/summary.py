@@ -4,7 +4,8 @@ Prints one line per table (bronze, silver, gold) with its row count, the silver.
 reasons, the silver and gold row counts per source format, then every row of
 ``gold.current_rows`` (at most ``--limit``, default 50). Reads the lake of ``CDC_LAKE_DIR``;
 run it after ``dbt build`` (the Derby metastore admits one process).
-Exit code 2 with a message when a table is missing (ingest or dbt build not run yet).
+Exit code 2 with a one-line message when a table is missing (ingest or dbt build not run yet)
+or when another process has the metastore open.
 """
 
 from __future__ import annotations

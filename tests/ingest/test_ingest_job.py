@@ -249,6 +249,23 @@ def test_cli_argument_errors(capsys: pytest.CaptureFixture[str]) -> None:
         assert err.startswith("error: ") and message in err and err.count("\n") == 1, err
 
 
+def test_cli_unexpected_error_exits_2_with_one_line_and_a_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def fail(_options: IngestOptions) -> None:
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setenv("CDC_LAKE_DIR", str(tmp_path / "lake"))
+    monkeypatch.setattr("cdc_lakehouse.ingest.job.plan_ingest", fail)
+    assert main(["--dump", str(tmp_path / "x.jsonl")]) == 2
+    err = capsys.readouterr().err
+    logs = list((tmp_path / "lake" / "logs").glob("ingest-error-*.log"))
+    assert len(logs) == 1
+    assert err == f"error: unexpected RuntimeError: boom (details in {logs[0]})\n"
+    log = logs[0].read_text()
+    assert "Traceback (most recent call last)" in log and "in fail" in log
+
+
 # --------------------------------------------------------------------------- subprocesses
 
 

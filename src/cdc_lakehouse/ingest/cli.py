@@ -2,10 +2,12 @@
 HOST:PORT) [options]``.
 
 Exit codes: 0 done (in continuous mode: stopped by SIGINT / SIGTERM after committing the batch
-in progress); 2 a problem the user must fix (bad arguments, dump, registry, lake directory,
-table / checkpoint mismatch, broker unreachable, unknown topic, offsets deleted by retention),
-reported as one ``error: ...`` line on stderr; 1 the Spark query failed (first line of Spark's
-message on stderr); 130 interrupted (Ctrl-C in batch mode).
+in progress); 2 any error, reported as one ``error: ...`` line on stderr: a problem the user must
+fix (bad arguments, dump, registry, lake directory, metastore in use by another process, table /
+checkpoint mismatch, broker unreachable, unknown topic, offsets deleted by retention), or a
+failed Spark query or unexpected error, whose line gives the first line of the message and
+names a log file under ``$CDC_LAKE_DIR/logs/`` with the full text and traceback; 130
+interrupted (Ctrl-C in batch mode).
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import tempfile
 import threading
+import time
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -232,6 +237,43 @@ def _options(args: argparse.Namespace, table: str, checkpoint: Path) -> IngestOp
     )
 
 
+def _first_line(exc: BaseException) -> str:
+    """The first non-blank line of ``exc``'s message, or its type name if it has none."""
+    lines = (line.strip() for line in str(exc).splitlines() if line.strip())
+    return next(lines, type(exc).__name__)
+
+
+def _write_error_log(exc: BaseException) -> Path | None:
+    """Write ``exc``'s traceback (for a Spark error also its full message, with the JVM stack
+    trace) to ``$CDC_LAKE_DIR/logs/ingest-error-<UTC time>-<random>.log``; return its path.
+
+    Falls back to the system temporary directory when the lake's ``logs`` directory cannot be
+    written; returns ``None`` when neither can. Raises nothing.
+    """
+    text = f"{PROG} {' '.join(sys.argv[1:])}\n\n" + "".join(traceback.format_exception(exc))
+    jvm_stack = getattr(exc, "_stackTrace", None)  # pyspark's CapturedException
+    if isinstance(jvm_stack, str) and jvm_stack not in text:
+        text += f"\nJVM stacktrace:\n{jvm_stack}\n"
+    prefix = f"ingest-error-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-"
+    directories: list[str | None] = [None]  # None: the system temporary directory
+    try:
+        logs = load_settings().lake_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        directories.insert(0, str(logs))
+    except (OSError, ConfigError):
+        pass
+    for directory in directories:
+        try:
+            with tempfile.NamedTemporaryFile(
+                "w", dir=directory, prefix=prefix, suffix=".log", delete=False
+            ) as log:
+                log.write(text)
+            return Path(log.name)
+        except OSError:
+            continue
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ingest job; return the exit code (see the module docstring)."""
     parser = build_parser()
@@ -261,15 +303,16 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         from pyspark.errors import StreamingQueryException
 
-        if not isinstance(exc, StreamingQueryException):
-            raise
-        dump_error = _dump_error_in(str(exc)) or _kafka_error_in(str(exc))
-        if dump_error:
-            print(f"error: {dump_error}", file=sys.stderr)
+        query_failed = isinstance(exc, StreamingQueryException)
+        user_error = query_failed and (_dump_error_in(str(exc)) or _kafka_error_in(str(exc)))
+        if user_error:
+            print(f"error: {user_error}", file=sys.stderr)
             return 2
-        first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
-        print(f"error: the ingest query failed: {first.strip()}", file=sys.stderr)
-        return 1
+        what = "the ingest query failed" if query_failed else f"unexpected {type(exc).__name__}"
+        log = _write_error_log(exc)
+        details = f"details in {log}" if log else "no log: the lake and temp dirs are read-only"
+        print(f"error: {what}: {_first_line(exc)} ({details})", file=sys.stderr)
+        return 2
     finally:
         if spark is not None:
             spark.stop()

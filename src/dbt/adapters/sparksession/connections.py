@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from dbt.adapters.contracts.connection import Connection
+from dbt.adapters.exceptions.connection import FailedToConnectError
 from dbt.adapters.spark.connections import (
     SparkConnectionManager,
     SparkConnectionMethod,
@@ -37,6 +40,14 @@ class SparkSessionCredentials(SparkCredentials):
         return "sparksession"
 
 
+class MetastoreBusy(FailedToConnectError):
+    """:class:`cdc_lakehouse.spark_session.MetastoreBusyError` as a dbt error.
+
+    Raised by the first connection, while dbt fills its relation cache: dbt stops before any
+    node runs, prints the message once and exits 2.
+    """
+
+
 class SparkSessionConnectionManager(SparkConnectionManager):
     """Opens dbt-spark's session connection after creating the project's SparkSession."""
 
@@ -44,7 +55,30 @@ class SparkSessionConnectionManager(SparkConnectionManager):
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:
-        from cdc_lakehouse.spark_session import get_spark
+        """Create the project's SparkSession, then dbt-spark's session connection.
 
-        get_spark()
+        Raises:
+            MetastoreBusy: another process has the embedded metastore open.
+        """
+        from cdc_lakehouse.spark_session import MetastoreBusyError, get_spark
+
+        try:
+            get_spark()
+        except MetastoreBusyError as exc:
+            raise MetastoreBusy(str(exc)) from None
         return super().open(connection)
+
+    @contextmanager
+    def exception_handler(self, sql: str) -> Iterator[None]:
+        """dbt-spark's handler, except that :class:`MetastoreBusy` passes through as raised.
+
+        dbt-spark wraps every error in a new ``DbtRuntimeError`` at each level (query, then
+        macro), which would frame the one-line message in two more "Runtime Error" lines.
+        """
+        try:
+            yield
+        except MetastoreBusy:
+            raise
+        except Exception as exc:
+            with super().exception_handler(sql):
+                raise exc
