@@ -45,8 +45,9 @@
     - key_columns, key_source (primary_key | unique_key | row_id | declared (seed
       cdc_declared_keys) | all_columns), row_key,
       before_row_key: see macros/cdc_keys.sql.
-    - ordering_key: fixed-width text; compares like the format's ordering tuple (formats.md),
-      ending in Kafka partition, offset and row index.
+    - ordering_key: text, fixed width up to its last part; compares like the format's ordering
+      tuple (formats.md), ending in Kafka partition, offset, row index (Canal) and topic
+      (macro kafka_ordering_tail in macros/cdc_keys.sql): two different changes never tie.
     - column_types: column -> source type text as the message declares it, in column order;
       source_schema_version: the format's own schema version (Qlik tableVersion).
     - transaction_id, transaction_event_index (1-based position in the transaction),

@@ -32,6 +32,29 @@
 {%- endmacro %}
 
 {#
+    kafka_ordering_tail(row_index=none): the Kafka part that ends every ordering key, as the
+    last arguments of the key's concat_ws('.', ...): the record's partition (10 digits) and
+    offset (20 digits), for a multi-row message the row's index in it (`row_index`, an
+    expression, 10 digits: Canal), then the topic name. Reads the bronze columns partition,
+    offset and topic.
+
+    Every part before the topic is fixed width, so an ordering key compares as the tuple
+    (format ordering fields, partition, offset[, row index], topic name): changes with equal
+    format ordering fields order by partition, offset, then topic name (compared as text, byte
+    by byte, like the whole key), and two different changes never tie - equal keys are the
+    same Kafka record (and row). Without the topic, two topics carrying one source table (a
+    re-created replication task, a migration between topics) gave different changes the same
+    key.
+#}
+{% macro kafka_ordering_tail(row_index=none) -%}
+    {%- set parts = [padded_number('partition', 10), padded_number('offset', 20)] -%}
+    {%- if row_index is not none -%}
+        {%- do parts.append(padded_number(row_index, 10)) -%}
+    {%- endif -%}
+    {{ (parts + ['topic']) | join(', ') }}
+{%- endmacro %}
+
+{#
     join_declared_keys(relation, table_column): every row of `relation` (a CTE with a `topic`
     column) plus declared_key_columns (array, NULL when none): the key columns declared in the
     seed cdc_declared_keys for the row's topic and table (`table_column`); a row naming the

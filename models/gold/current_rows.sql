@@ -7,7 +7,8 @@
     - A truncate (silver.table_truncates) removes every row of its table whose latest change
       is older than the truncate; a column value set before the truncate is not carried over.
     - Duplicate deliveries change nothing; ties in the ordering key cannot occur between
-      different changes (it ends in Kafka partition, offset and row index).
+      different changes (it ends in Kafka partition, offset, row index and topic: equal format
+      ordering fields are broken by partition, offset, then topic name).
 
     A view: it costs nothing to build, and what it reads is one row per row identity.
 #}

@@ -24,7 +24,8 @@ def test_seed_examples_give_the_documented_current_state(spark, built_lake):
     rows = spark.sql(
         "select source_format, source_database, source_schema, source_table, row_key, "
         "row_values, last_op from gold.current_rows "
-        "where source_database not in ('edge_db', 'shop', 'typed_cases', 'hist_db', 'ddl_shop') "
+        "where source_database not in "
+        "('edge_db', 'shop', 'typed_cases', 'hist_db', 'ddl_shop', 'xtopic') "
         "and source_format in ('dataworks_json', 'datahub_blob')"
     ).collect()
     got = {
@@ -202,7 +203,8 @@ def test_table_schemas_of_the_seed_examples(spark, built_lake):
         "select source_format, source_database, source_table, schema_version, column_names, "
         "column_types, key_columns, n_events from silver.table_schemas "
         "where source_format in ('dataworks_json', 'datahub_blob') "
-        "and source_database not in ('edge_db', 'shop', 'typed_cases', 'hist_db', 'ddl_shop')"
+        "and source_database not in "
+        "('edge_db', 'shop', 'typed_cases', 'hist_db', 'ddl_shop', 'xtopic')"
     ).collect()
     got = {
         (r["source_format"], r["source_database"], r["source_table"], r["schema_version"]): (

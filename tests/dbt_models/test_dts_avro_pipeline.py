@@ -78,7 +78,8 @@ def test_sample_changes_in_order_with_images_and_keys(spark, built_lake):
     )
     assert (insert["key_source"], insert["key_columns"]) == ("primary_key", ["a"])
     assert insert["ordering_key"] == (
-        "1.00000000001696984408.00000000000001700382.0000000000.00000000000000000002"
+        "1.00000000001696984408.00000000000001700382.0000000000.00000000000000000002."
+        + sample.TOPIC
     )
     assert snapshot["ordering_key"].startswith("0.00000000001696985200.")
     assert insert["event_time"] == "2023-10-11 00:33:28"  # sourceTimestamp is in seconds

@@ -79,7 +79,8 @@ def test_seed_examples_in_silver(spark, built_lake):
     assert (ins["key_source"], ins["row_key"]) == ("all_columns", '{"MIO_LOG_ID":"32539737"}')
     assert ins["after_image_is_partial"] is False
     assert ins["ordering_key"] == (
-        "000000000000000014589063118712.0000000001.1.0000000000.00000000000000000000"
+        "000000000000000014589063118712.0000000001.1.0000000000.00000000000000000000."
+        + SAMPLE_TOPIC
     )
     assert ins["event_time"] == "2017-06-16 14:24:34"  # UTC although the Z is missing
     assert ins["capture"] == "2017-06-16 14:33:52"  # posttime

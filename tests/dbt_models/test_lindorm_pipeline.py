@@ -59,7 +59,8 @@ def test_seed_sql_examples_give_the_documented_silver_rows(spark, built_lake):
         ("u", "update", MARIE, {"id": "1004", "first_name": "Anne Marie", "last_name": None}),
     ]
     assert [r["ordering_key"] for r in rows] == [
-        f"00000001465491411807.00000001465491411815.0000000000.{offset:020d}" for offset in range(5)
+        f"00000001465491411807.00000001465491411815.0000000000.{offset:020d}.{SQL_SAMPLE}"
+        for offset in range(5)
     ]
     assert as_dict(rows[0]["column_types"]) == {"id": "int32", "name": "string"}
     assert all(r["column_types"] is None for r in rows[1:])
@@ -96,7 +97,7 @@ def test_seed_hbase_example_is_decoded(spark, built_lake):
     assert dict(row["column_types"]) == {"ROW": "bytes", "f_name": "bytes"}
     assert row["source_db_type"] == "HBase"
     assert row["ordering_key"] == (
-        "00000001725258833727.00000001725258859839.0000000000.00000000000000000000"
+        "00000001725258833727.00000001725258859839.0000000000.00000000000000000000." + HBASE_SAMPLE
     )
     raw = spark.sql(
         "select raw_after_image from silver.stg_lindorm__events "

@@ -92,11 +92,11 @@ def test_sample_silver_rows(spark, built_lake, source_format):
     ]
     by_offset = {r["kafka_offset"]: r for r in rows}
     refresh = by_offset[1]
-    assert refresh["ordering_key"] == "1." + "0" * 35 + ".0000000000.00000000000000000001"
+    assert refresh["ordering_key"] == "1." + "0" * 35 + f".0000000000.00000000000000000001.{topic}"
     assert refresh["source_sequence_id"] is None and refresh["event_time"] is None
     key_update = by_offset[4]
     assert key_update["ordering_key"] == (
-        "2.20240115103500450000000000000000102.0000000000.00000000000000000004"
+        f"2.20240115103500450000000000000000102.0000000000.00000000000000000004.{topic}"
     )
     assert (key_update["row_key"], key_update["before_row_key"]) == ('{"ID":"10"}', '{"ID":"1"}')
     assert key_update["before_image"]["NAME"] == "Alice"

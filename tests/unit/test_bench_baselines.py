@@ -1,7 +1,8 @@
 """The benchmark's baselines (issue 7) compute the simulator oracle's live rows on small
 workloads of every format: the Python floor and DuckDB for all nine formats, the PySpark script
 for two (Spark is slow to start); a producer-retry duplicate re-delivered at a later offset does
-not win; ``check.differences`` reports lost deletes and stale values."""
+not win; of two topics carrying one table with equal positions, the topic last by name wins (as
+in the pipeline); ``check.differences`` reports lost deletes and stale values."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from cdc_lakehouse.bench.baselines.formats import BENCH_KEYS, DECODERS, Value
 from cdc_lakehouse.bench.workload import Workload, build
 from cdc_lakehouse.dump import DumpRecord
 from cdc_lakehouse.simulate.encoders import ENCODERS
+from tests.dbt_models import cross_topic_cases
 
 FORMATS = sorted(ENCODERS)
 CHANGES, BATCH_CHANGES, SEED = 400, 50, 17
@@ -146,6 +148,47 @@ def test_duplicate_redelivered_later_does_not_win(format_: str, tmp_path: Path) 
         assert_equals_oracle(load, result, len(records))
 
 
+def _cross_topic_records(format_: str, *, a_first: bool) -> list[DumpRecord]:
+    """One row of table xtopic_items through topics ``xtopic.<format>.a`` and ``.b`` whose
+    changes share the format ordering fields, partition and offset, with different values
+    (tests/dbt_models/cross_topic_cases.py); topic a's records first or last."""
+    sides = cross_topic_cases.SIDES if a_first else tuple(reversed(cross_topic_cases.SIDES))
+    records = []
+    for side in sides:
+        messages = cross_topic_cases.CASES[format_].messages(side)
+        for offset, value in enumerate(messages):
+            raw = value if isinstance(value, bytes) else value.encode("utf-8")
+            topic = cross_topic_cases.topic(format_, side)
+            records.append(DumpRecord(topic, 0, offset, 0, 0, None, raw, (), "cross_topic", 1))
+    return records
+
+
+@pytest.mark.parametrize("a_first", [True, False])
+@pytest.mark.parametrize("format_", FORMATS)
+def test_equal_positions_in_two_topics_order_by_topic_name(
+    format_: str, a_first: bool, tmp_path: Path
+) -> None:
+    """As in the pipeline, the topic is the last part of the ordering key: of two changes
+    with equal format fields, partition and offset, the one of the topic last by name wins,
+    whatever the delivery order."""
+    case = cross_topic_cases.CASES[format_]
+    keys = {cross_topic_cases.TABLE: (case.key,)}
+    records = _cross_topic_records(format_, a_first=a_first)
+    expected = {
+        (cross_topic_cases.TABLE, f'{{"{case.key}":"1"}}'): {
+            case.key: "1",
+            case.name: cross_topic_cases.EXPECTED_CURRENT,
+        }
+    }
+    floor = python_floor.run(values_of(records), format_, keys=keys)
+    path = tmp_path / "bronze.parquet"
+    pq.write_table(bronze_table(records), path)
+    topics = sorted({r.topic for r in records})
+    duck = duckdb_baseline.run([str(path)], topics, format_, threads=2, keys=keys)
+    for result in (floor, duck):
+        assert result.rows == expected, result.engine
+
+
 def test_differences_reports_lost_delete_and_stale_update() -> None:
     load = workload("dataworks_json")
     expected = check.oracle_rows(load)
@@ -201,6 +244,34 @@ def test_pyspark_script_equals_oracle(spark, format_: str) -> None:
         result = pyspark_script.run(spark, source, load.topics, format_, output)
         assert_equals_oracle(load, result, len(records))
         assert spark.table(output).count() == len(result.rows)
+    finally:
+        spark.sql(f"drop table if exists {source}")
+        spark.sql(f"drop table if exists {output}")
+
+
+@pytest.mark.parametrize("format_", ["dts_canal_json", "qlik_avro"])
+def test_pyspark_script_orders_equal_positions_by_topic_name(spark, format_: str) -> None:
+    from cdc_lakehouse.bench.baselines import pyspark_script
+
+    case = cross_topic_cases.CASES[format_]
+    records = _cross_topic_records(format_, a_first=True)
+    source = f"baseline_test.bronze_xtopic_{format_}"
+    output = f"baseline_test.latest_xtopic_{format_}"
+    if not spark.catalog.databaseExists("baseline_test"):
+        spark.sql("create database baseline_test")
+    spark.createDataFrame(bronze_table(records)).write.mode("overwrite").format(
+        "parquet"
+    ).saveAsTable(source)
+    try:
+        topics = sorted({r.topic for r in records})
+        keys = {cross_topic_cases.TABLE: (case.key,)}
+        result = pyspark_script.run(spark, source, topics, format_, output, keys=keys)
+        assert result.rows == {
+            (cross_topic_cases.TABLE, f'{{"{case.key}":"1"}}'): {
+                case.key: "1",
+                case.name: cross_topic_cases.EXPECTED_CURRENT,
+            }
+        }
     finally:
         spark.sql(f"drop table if exists {source}")
         spark.sql(f"drop table if exists {output}")

@@ -16,10 +16,10 @@
       image identifies the row (key_source all_columns). The after half of an update takes
       its before_row_key from its before half (same topic, table and _sequence_id_), so an
       update that changes a key column (with all_columns: any column) ends the old row.
-    - Ordering key (text, fixed width, compares like the tuple): _sequence_id_ as a 30-digit
-      number, the image rank (0 = _before_image_ Y, 1 = after image), Kafka partition (10
-      digits) and offset (20 digits). Without a primary key DataHub shards Tuple records
-      randomly, so only the sequence id orders them.
+    - Ordering key (text, fixed width up to the topic, compares like the tuple): _sequence_id_
+      as a 30-digit number, the image rank (0 = _before_image_ Y, 1 = after image), Kafka
+      partition (10 digits), offset (20 digits) and topic (macro kafka_ordering_tail). Without a
+      primary key DataHub shards Tuple records randomly, so only the sequence id orders them.
 
     A table, not a view: four silver models and the tests read it (see stg_dataworks__events).
     Incremental like stg_dataworks__events: a run rewrites the new batches and the older
@@ -185,8 +185,7 @@ events as (
                 '.',
                 {{ padded_number('sequence_id', 30) }},
                 cast(image_rank as string),
-                {{ padded_number('partition', 10) }},
-                {{ padded_number('offset', 20) }}
+                {{ kafka_ordering_tail() }}
             )
         end as ordering_key,
         timestamp_millis(execute_time_ms) as event_time,

@@ -3,9 +3,9 @@
     envelope classified as a change, a control event, a DDL or a quarantined record, with its
     normalized op, key columns, row keys and ordering key.
 
-    Ordering key (text, fixed width, compares like the tuple): sequenceId as a 30-digit number,
-    then the image rank (0 = update-before half, 1 = anything else), then Kafka partition and
-    offset. Source: formats.md section 1.
+    Ordering key (text, fixed width up to the topic, compares like the tuple): sequenceId as a
+    30-digit number, then the image rank (0 = update-before half, 1 = anything else), then Kafka
+    partition, offset and topic (macro kafka_ordering_tail). Source: formats.md section 1.
 
     A table, not a view: four silver models and its tests read it, and as a view each of them
     would plan and run the classification and the pairing join again.
@@ -192,8 +192,7 @@ events as (
                 '.',
                 {{ padded_number('sequence_id', 30) }},
                 cast(image_rank as string),
-                {{ padded_number('partition', 10) }},
-                {{ padded_number('offset', 20) }}
+                {{ kafka_ordering_tail() }}
             )
         end as ordering_key,
         timestamp_millis(event_time_ms) as event_time,

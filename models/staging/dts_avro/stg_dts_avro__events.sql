@@ -15,11 +15,12 @@
       applies to is identified by its after image with NONE (not provided) columns taken from
       the before image, so an update that does not provide an unchanged key column still
       finds its row.
-    - Ordering key (text, fixed width, compares like the tuple): load rank (0 = INIT / FILL
-      full-load row, 1 = anything else: a full-load row orders before every change of its
-      key, whatever its sourceTimestamp, because DTS starts the incremental stream before the
-      full load reads), sourceTimestamp (epoch seconds, 20 digits), id (20 digits), Kafka
-      partition (10 digits) and offset (20 digits), dot-separated.
+    - Ordering key (text, fixed width up to the topic, compares like the tuple): load rank (0 =
+      INIT / FILL full-load row, 1 = anything else: a full-load row orders before every change
+      of its key, whatever its sourceTimestamp, because DTS starts the incremental stream before
+      the full load reads), sourceTimestamp (epoch seconds, 20 digits), id (20 digits), Kafka
+      partition (10 digits), offset (20 digits) and topic, dot-separated (macro
+      kafka_ordering_tail).
     - event_time: sourceTimestamp (seconds). capture_time: tags["readerThroughoutTime"]
       (epoch ms, when DTS read the log record); bornTimestamp is not used (real producers
       write it in seconds, formats.md says ms). source_schema_version: tags["metaVersion"].
@@ -158,8 +159,7 @@ final as (
                 cast(load_rank as string),
                 {{ padded_number('source_timestamp', 20) }},
                 {{ padded_number('record_id', 20) }},
-                {{ padded_number('partition', 10) }},
-                {{ padded_number('offset', 20) }}
+                {{ kafka_ordering_tail() }}
             )
         end as ordering_key,
         timestamp_seconds(source_timestamp) as event_time,

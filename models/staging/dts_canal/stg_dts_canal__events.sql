@@ -13,11 +13,12 @@
       message is quarantined, the WHOLE message is one quarantine row (kafka_row_index 0, the
       first problem's reason): a message is applied completely or not at all, and
       silver.quarantine keeps one row per Kafka record.
-    - Ordering key (text, fixed width, compares like the tuple): es (ms) as 20 digits, then 0
-      for a full-load INIT row / 1 for a change (snapshot first within the same millisecond;
-      formats.md does not order INIT rows before changes otherwise, so es decides), then Kafka
-      partition (10), offset (20) and row index (10), dot-separated. es is not unique: the
-      changes of one row in the same millisecond are ordered by their Kafka position.
+    - Ordering key (text, fixed width up to the topic, compares like the tuple): es (ms) as 20
+      digits, then 0 for a full-load INIT row / 1 for a change (snapshot first within the same
+      millisecond; formats.md does not order INIT rows before changes otherwise, so es decides),
+      then Kafka partition (10), offset (20), row index (10) and topic, dot-separated (macro
+      kafka_ordering_tail). es is not unique: the changes of one row in the same millisecond are
+      ordered by their Kafka position.
 
     A table, not a view: four silver models and its tests read it; as a view each of them would
     plan and run the decoding, classification and window again.
@@ -197,9 +198,7 @@ events as (
                 '.',
                 {{ padded_number('es_ms', 20) }},
                 cast(snapshot_rank as string),
-                {{ padded_number('partition', 10) }},
-                {{ padded_number('offset', 20) }},
-                {{ padded_number('row_index', 10) }}
+                {{ kafka_ordering_tail(row_index='row_index') }}
             )
         end as ordering_key,
         timestamp_millis(es_ms) as event_time,

@@ -24,9 +24,10 @@
       column of data (all_columns). row_key: key overlaid by data (the identifying values
       after the change); before_row_key: from key (or, for an UPDATE AFTER without key, from
       its UPDATE BEFORE half: same table, trans and scn, seq one lower, else equal).
-    - Ordering key (text, fixed width, compares like the tuple): scn (30 digits), seq (10
-      digits, 0 when absent), image rank (0 = UPDATE BEFORE, 1 = anything else), Kafka
-      partition (10 digits) and offset (20 digits), dot-separated.
+    - Ordering key (text, fixed width up to the topic, compares like the tuple): scn (30
+      digits), seq (10 digits, 0 when absent), image rank (0 = UPDATE BEFORE, 1 = anything
+      else), Kafka partition (10 digits), offset (20 digits) and topic, dot-separated (macro
+      kafka_ordering_tail).
     - event_time: meta.time (UTC; the Z may be missing). capture_time: meta.posttime (when DTS
       posted the transaction). transaction_id: trans; transaction_event_index: seq;
       transaction_event_count: size; is_last_event_in_transaction: seq = size.
@@ -79,8 +80,7 @@ case
             {{ padded_number('scn', 30) }},
             {{ padded_number('coalesce(seq, 0)', 10) }},
             cast(case when op_code = 'UPDATE BEFORE' then 0 else 1 end as string),
-            {{ padded_number('partition', 10) }},
-            {{ padded_number('offset', 20) }}
+            {{ kafka_ordering_tail() }}
         )
 end as ordering_key
 {% endset %}

@@ -16,10 +16,11 @@
       used (key_source declared); else every column of the row identifies it (key_source
       all_columns; the before image of an update is then keyed by its own columns, so any
       changed value ends the old row in gold.current_rows).
-    - Ordering key (text, fixed width, compares like the tuple): source.ts_ms (20 digits),
-      payload.ts_ms (20 digits, 0 when absent), Kafka partition (10 digits), offset (20
-      digits). Lindorm carries no log position or transaction id; delivery is at-least-once,
-      so duplicates share the timestamps and differ only by Kafka coordinates.
+    - Ordering key (text, fixed width up to the topic, compares like the tuple): source.ts_ms
+      (20 digits), payload.ts_ms (20 digits, 0 when absent), Kafka partition (10 digits), offset
+      (20 digits), topic (macro kafka_ordering_tail). Lindorm carries no log position or
+      transaction id; delivery is at-least-once, so duplicates share the timestamps and differ
+      only by Kafka coordinates.
 
     A table, not a view: four silver models and the tests read it (see stg_dataworks__events).
 
@@ -155,8 +156,7 @@ final as (
                 '.',
                 {{ padded_number('source_ts_ms', 20) }},
                 {{ padded_number('coalesce(payload_ts_ms, 0)', 20) }},
-                {{ padded_number('partition', 10) }},
-                {{ padded_number('offset', 20) }}
+                {{ kafka_ordering_tail() }}
             )
         end as ordering_key,
         timestamp_millis(source_ts_ms) as event_time,

@@ -4,8 +4,8 @@
     change (data message), a ddl row (metadata message = one table version) or a quarantined
     record, with its normalized op, key columns, row keys and ordering key.
 
-    Ordering key (text, fixed width, compares like the tuple of formats.md):
-        rank . sequence(35) . partition(10) . offset(20)
+    Ordering key (text, fixed width up to the topic, compares like the tuple of formats.md):
+        rank . sequence(35) . partition(10) . offset(20) . topic (macro kafka_ordering_tail)
     - rank 2, changeSequence (35 digits, YYYYMMDDHHmmSShh + 19-digit counter, compared as
       text; shorter digit strings are left-padded with zeros) for INSERT / UPDATE / DELETE;
     - rank 1 and 35 zeros for REFRESH (full load, changeSequence ""): every snapshot row
@@ -151,22 +151,19 @@ final as (
                 '.',
                 '0',
                 {{ padded_number('table_version', 35) }},
-                {{ padded_number('partition', 10) }},
-                {{ padded_number('offset', 20) }}
+                {{ kafka_ordering_tail() }}
             )
             when operation = 'REFRESH' then concat_ws(
                 '.',
                 '1',
                 repeat('0', 35),
-                {{ padded_number('partition', 10) }},
-                {{ padded_number('offset', 20) }}
+                {{ kafka_ordering_tail() }}
             )
             when op_kind = 'change' and coalesce(change_sequence, '') != '' then concat_ws(
                 '.',
                 '2',
                 lpad(change_sequence, 35, '0'),
-                {{ padded_number('partition', 10) }},
-                {{ padded_number('offset', 20) }}
+                {{ kafka_ordering_tail() }}
             )
         end as ordering_key,
         timestamp_micros(

@@ -68,7 +68,11 @@ METADATA_COLUMNS: tuple[tuple[str, str, str], ...] = (
         "string",
         "Normalized op of the change that set this state (insert, update, snapshot).",
     ),
-    ("last_ordering_key", "string", "Ordering key of that change (format-specific, fixed width)."),
+    (
+        "last_ordering_key",
+        "string",
+        "Ordering key of that change (format-specific, fixed width up to the topic).",
+    ),
     ("last_event_time", "timestamp", "Event time of that change at the source (UTC)."),
 )
 _CHECKSUM = re.compile(r"checksum ([0-9a-f]{16})")

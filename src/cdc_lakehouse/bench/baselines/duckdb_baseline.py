@@ -61,9 +61,10 @@ class _Format:
 
     Attributes:
         events: SQL of the ``events`` view over ``src`` (``topic``, ``partition``, ``offset``,
-            ``j`` = the value as text) giving ``tbl``, the ordering key ``o0`` .. ``o<width-1>``,
-            ``is_delete``, ``image`` (json: the row image) and ``base`` (json or null: an image
-            the row image overlays; the key columns are read from it when present).
+            ``j`` = the value as text) giving ``tbl``, the ordering key ``o0`` .. ``o<width-1>``
+            (its last part the topic, as in the pipeline's ordering keys), ``is_delete``,
+            ``image`` (json: the row image) and ``base`` (json or null: an image the row image
+            overlays; the key columns are read from it when present).
         width: number of ordering key columns.
         row: SQL of a winner's row map from ``image`` and ``base``.
     """
@@ -81,6 +82,7 @@ _EVENTS["dataworks_json"] = _Format(
     f"""
     with messages as materialized (
         select
+            topic,
             partition,
             "offset",
             from_json(j, '{{"schema": {{"source": {{"tableName": "varchar"}}}},
@@ -95,6 +97,7 @@ _EVENTS["dataworks_json"] = _Format(
         case when m['payload']['op'] in ('UPDATE_BEFOR', 'UPDATE_BEFORE') then 0 else 1 end as o1,
         partition as o2,
         "offset" as o3,
+        topic as o4,
         m['payload']['op'] = 'DELETE' as is_delete,
         null::json as base,
         case
@@ -105,7 +108,7 @@ _EVENTS["dataworks_json"] = _Format(
     from messages
     where m['payload']['op'] in {_DML}
     """,
-    4,
+    5,
 )
 _EVENTS["datahub_blob"] = _EVENTS["dataworks_json"]
 
@@ -128,13 +131,14 @@ _EVENTS["datahub_tuple"] = _Format(
         case when m['_before_image_'] = 'Y' then 0 else 1 end as o1,
         partition as o2,
         "offset" as o3,
+        topic as o4,
         m['_operation_type_'] = 'D' as is_delete,
         null::json as base,
         image
     from records
     where m['_operation_type_'] in ('I', 'U', 'D')
     """,
-    4,
+    5,
     row=f"map_from_entries(list_filter(map_entries(from_json(image, {_MAP})), "
     f"lambda e: e.key not in {_META}))",
 )
@@ -143,6 +147,7 @@ _EVENTS["lindorm_debezium"] = _Format(
     f"""
     with messages as materialized (
         select
+            topic,
             partition,
             "offset",
             from_json(j, '{{"payload": {{"op": "varchar", "ts_ms": "bigint",
@@ -156,19 +161,21 @@ _EVENTS["lindorm_debezium"] = _Format(
         coalesce(p['ts_ms'], 0) as o1,
         partition as o2,
         "offset" as o3,
+        topic as o4,
         p['op'] = 'd' as is_delete,
         null::json as base,
         case when p['op'] = 'd' then p['before'] else p['after'] end as image
     from messages
     where p['op'] in ('c', 'u', 'r', 'd')
     """,
-    4,
+    5,
 )
 
 _EVENTS["dts_shareplex_json"] = _Format(
     f"""
     with messages as materialized (
         select
+            topic,
             partition,
             "offset",
             from_json(j, '{{"meta": {{"op": "varchar", "scn": "varchar", "seq": "bigint",
@@ -181,19 +188,21 @@ _EVENTS["dts_shareplex_json"] = _Format(
         coalesce(m['meta']['seq'], 0) as o1,
         partition as o2,
         "offset" as o3,
+        topic as o4,
         m['meta']['op'] in ('del', 'DELETE') as is_delete,
         case when m['meta']['op'] in ('upd', 'UPDATE', 'UPDATE AFTER') then m['key'] end as base,
         m['data'] as image
     from messages
     where m['meta']['op'] in ('ins', 'upd', 'del', 'INSERT', 'UPDATE', 'UPDATE AFTER', 'DELETE')
     """,
-    4,
+    5,
 )
 
 _EVENTS["dts_canal_json"] = _Format(
     f"""
     with messages as materialized (
         select
+            topic,
             partition,
             "offset",
             from_json(j, '{{"data": [{_ROW}], "table": "varchar", "type": "varchar",
@@ -202,6 +211,7 @@ _EVENTS["dts_canal_json"] = _Format(
     ),
     rows as (
         select
+            topic,
             partition,
             "offset",
             m,
@@ -218,18 +228,20 @@ _EVENTS["dts_canal_json"] = _Format(
         partition as o2,
         "offset" as o3,
         row_index as o4,
+        topic as o5,
         m['type'] = 'DELETE' as is_delete,
         null::json as base,
         image
     from rows
     """,
-    5,
+    6,
 )
 
 _EVENTS["qlik_json"] = _Format(
     f"""
     with envelopes as materialized (
         select
+            topic,
             partition,
             "offset",
             from_json(j, '{{"type": "varchar", "messageSchemaId": "varchar",
@@ -252,6 +264,7 @@ _EVENTS["qlik_json"] = _Format(
         end as o1,
         partition as o2,
         "offset" as o3,
+        topic as o4,
         m['message']['headers']['operation'] = 'DELETE' as is_delete,
         null::json as base,
         m['message']['data'] as image
@@ -260,7 +273,7 @@ _EVENTS["qlik_json"] = _Format(
     where m['type'] = 'DT'
         and m['message']['headers']['operation'] in ('INSERT', 'UPDATE', 'DELETE', 'REFRESH')
     """,
-    4,
+    5,
 )
 
 

@@ -5,34 +5,38 @@ share.
 Facts per format (formats.md; the project's decoders in ``src/cdc_lakehouse/decode/`` and the
 ``ordering_key`` expressions of ``models/staging/<folder>/stg_<format>__events.sql``); a
 tuple compares part by part, so a duplicate re-delivered later (same key up to its higher
-offset) never beats a newer change:
+offset) never beats a newer change. Every ordering key ends in the Kafka topic, as the
+pipeline's do (macro ``kafka_ordering_tail``): changes with equal format fields, partition
+and offset (one table through two topics) order by topic name, and two different changes
+never tie:
 
 - ``dataworks_json``, ``datahub_blob`` (formats.md 1, 2): table ``schema.source.tableName``,
   op ``payload.op``; row ``payload.after.dataColumn`` (INSERT, UPDATE_AFTER) or
   ``payload.before.dataColumn`` (DELETE, and the UPDATE_BEFOR(E) half of a split update);
-  ordering key (``sequenceId`` as a number, 0 for a before half else 1, partition, offset).
+  ordering key (``sequenceId`` as a number, 0 for a before half else 1, partition, offset,
+  topic).
 - ``datahub_tuple`` (formats.md 2): table ``_source_table_`` (else the topic's last part), op
   ``_operation_type_`` I / U / D; row = the flat record without its ``_..._`` meta columns;
   ordering key (``_sequence_id_`` as a number, 0 when ``_before_image_`` = Y else 1,
-  partition, offset).
+  partition, offset, topic).
 - ``lindorm_debezium`` (formats.md 3): table ``payload.source.table``, op ``payload.op``; row
   ``payload.after`` (c, u, r) or ``payload.before`` (d); ordering key (``source.ts_ms``,
-  ``payload.ts_ms``, partition, offset).
+  ``payload.ts_ms``, partition, offset, topic).
 - ``dts_avro`` (formats.md 4a): table = last part of ``objectName``, op ``operation``; row =
   ``beforeImages`` overlaid by ``afterImages`` (positional with ``fields``; EmptyObject NONE =
   not provided); ordering key (0 for INIT / FILL else 1, ``sourceTimestamp``, ``id``,
-  partition, offset).
+  partition, offset, topic).
 - ``dts_shareplex_json`` (formats.md 4b): table = ``meta.table`` after the dot, op ``meta.op``;
   row ``data`` (ins), ``key`` overlaid by ``data`` (upd: ``data`` holds only the changed
   columns), ``data`` = the key (del); ordering key (``scn`` as a number, ``seq``, partition,
-  offset).
+  offset, topic).
 - ``dts_canal_json`` (formats.md 4c): table ``table``, op ``type``; each element of ``data``
   is one change (the row after INSERT / UPDATE, the deleted row of DELETE); ordering key
-  (``es``, 0 for INIT else 1, partition, offset, index in ``data``).
+  (``es``, 0 for INIT else 1, partition, offset, index in ``data``, topic).
 - ``qlik_json``, ``qlik_avro`` (formats.md 5): table = ``lineage.table`` of the MD message
   whose ``schemaId`` the DT message's ``messageSchemaId`` names, op ``headers.operation``;
   row ``message.data`` (a DELETE's too); ordering key (1 for REFRESH else 2,
-  ``changeSequence`` as text, partition, offset).
+  ``changeSequence`` as text, partition, offset, topic).
 
 Keys: every baseline takes the tables' key columns as given (:data:`BENCH_KEYS`, the keys of
 the simulator's ``shop`` tables), as a hand-written job for known tables would; the pipeline
@@ -126,7 +130,7 @@ def dataworks_changes(values: Iterable[Value]) -> Iterator[Change]:
     """DataWorks / DataHub Blob envelopes (formats.md 1 and 2): one change per DML message;
     a split update's UPDATE_BEFOR(E) half ranks below its UPDATE_AFTER half."""
     loads = orjson.loads
-    for _topic, partition, offset, raw in values:
+    for topic, partition, offset, raw in values:
         if not raw:
             continue
         message = loads(raw)
@@ -141,7 +145,7 @@ def dataworks_changes(values: Iterable[Value]) -> Iterator[Change]:
         else:
             continue  # transaction markers, DDL, heartbeats
         table = message["schema"]["source"]["tableName"].lower()
-        order = (int(payload["sequenceId"]), rank, partition, offset)
+        order = (int(payload["sequenceId"]), rank, partition, offset, topic)
         yield table, order, deleted, image["dataColumn"]
 
 
@@ -173,14 +177,14 @@ def datahub_tuple_changes(values: Iterable[Value]) -> Iterator[Change]:
         row.pop("_excute_time_", None)
         row.pop("_execute_time_", None)
         rank = 0 if before == "Y" else 1
-        yield table.lower(), (int(sequence), rank, partition, offset), op == "D", row
+        yield table.lower(), (int(sequence), rank, partition, offset, topic), op == "D", row
 
 
 def lindorm_changes(values: Iterable[Value]) -> Iterator[Change]:
     """Lindorm Debezium V2.0 (formats.md 3). A NULL column is absent from the image (Lindorm
     keeps no cell for it); the row then simply lacks the column."""
     loads = orjson.loads
-    for _topic, partition, offset, raw in values:
+    for topic, partition, offset, raw in values:
         if not raw:
             continue
         payload = loads(raw)["payload"]
@@ -192,7 +196,7 @@ def lindorm_changes(values: Iterable[Value]) -> Iterator[Change]:
         else:
             continue
         source = payload["source"]
-        order = (source["ts_ms"], payload.get("ts_ms") or 0, partition, offset)
+        order = (source["ts_ms"], payload.get("ts_ms") or 0, partition, offset, topic)
         yield source["table"].lower(), order, deleted, image
 
 
@@ -201,7 +205,7 @@ def shareplex_changes(values: Iterable[Value]) -> Iterator[Change]:
     INSERT / UPDATE / DELETE spellings); ``upd`` carries the key in ``key`` and only the
     changed columns in ``data``."""
     loads = orjson.loads
-    for _topic, partition, offset, raw in values:
+    for topic, partition, offset, raw in values:
         if not raw:
             continue
         message = loads(raw)
@@ -216,7 +220,7 @@ def shareplex_changes(values: Iterable[Value]) -> Iterator[Change]:
         else:
             continue  # TRUNCATE, DROP COLUMN
         table = meta["table"].rpartition(".")[2].lower()
-        order = (int(meta["scn"]), meta.get("seq") or 0, partition, offset)
+        order = (int(meta["scn"]), meta.get("seq") or 0, partition, offset, topic)
         yield table, order, deleted, row
 
 
@@ -227,7 +231,7 @@ def canal_changes(values: Iterable[Value]) -> Iterator[Change]:
     """DTS Canal JSON, open-source meaning (formats.md 4c): every element of ``data`` is its
     own change (the row after an INSERT / UPDATE, the deleted row of a DELETE)."""
     loads = orjson.loads
-    for _topic, partition, offset, raw in values:
+    for topic, partition, offset, raw in values:
         if not raw:
             continue
         message = loads(raw)
@@ -238,16 +242,18 @@ def canal_changes(values: Iterable[Value]) -> Iterator[Change]:
         table = message["table"].lower()
         es = message["es"]
         for index, row in enumerate(message["data"]):
-            yield table, (es, rank, partition, offset, index), deleted, row
+            yield table, (es, rank, partition, offset, index, topic), deleted, row
 
 
-def _qlik_change(table: str, message: dict[str, Any], partition: int, offset: int) -> Change | None:
+def _qlik_change(
+    table: str, message: dict[str, Any], topic: str, partition: int, offset: int
+) -> Change | None:
     headers = message["headers"]
     operation = headers["operation"]
     if operation == "REFRESH":
-        order: tuple[Any, ...] = (1, "", partition, offset)
+        order: tuple[Any, ...] = (1, "", partition, offset, topic)
     elif operation in ("INSERT", "UPDATE", "DELETE"):
-        order = (2, headers["changeSequence"], partition, offset)
+        order = (2, headers["changeSequence"], partition, offset, topic)
     else:
         return None
     return table, order, operation == "DELETE", message["data"]
@@ -260,8 +266,8 @@ def qlik_json_changes(values: Iterable[Value]) -> Iterator[Change]:
     input waits until the end."""
     loads = orjson.loads
     tables: dict[str, str] = {}
-    waiting: list[tuple[int, int, dict[str, Any]]] = []
-    for _topic, partition, offset, raw in values:
+    waiting: list[tuple[str, int, int, dict[str, Any]]] = []
+    for topic, partition, offset, raw in values:
         if not raw:
             continue
         envelope = loads(raw)
@@ -274,16 +280,16 @@ def qlik_json_changes(values: Iterable[Value]) -> Iterator[Change]:
             continue
         table = tables.get(envelope.get("messageSchemaId") or "")
         if table is None:
-            waiting.append((partition, offset, envelope))
+            waiting.append((topic, partition, offset, envelope))
             continue
-        change = _qlik_change(table, message, partition, offset)
+        change = _qlik_change(table, message, topic, partition, offset)
         if change is not None:
             yield change
-    for partition, offset, envelope in waiting:
+    for topic, partition, offset, envelope in waiting:
         schema_id = envelope.get("messageSchemaId") or ""
         if schema_id not in tables:
             raise ValueError(f"qlik DT message at {partition}/{offset}: no MD for {schema_id!r}")
-        change = _qlik_change(tables[schema_id], envelope["message"], partition, offset)
+        change = _qlik_change(tables[schema_id], envelope["message"], topic, partition, offset)
         if change is not None:
             yield change
 
@@ -359,7 +365,7 @@ def _dts_record(raw: bytes) -> dict[str, Any]:
 def dts_avro_changes(values: Iterable[Value]) -> Iterator[Change]:
     """DTS Avro (formats.md 4a): INSERT / UPDATE / DELETE records (INIT / FILL rank first);
     the row is the before image overlaid by the after image, values already as text."""
-    for _topic, partition, offset, raw in values:
+    for topic, partition, offset, raw in values:
         if not raw:
             continue
         record = _dts_record(raw)
@@ -371,7 +377,7 @@ def dts_avro_changes(values: Iterable[Value]) -> Iterator[Change]:
         _dts_image(fields, record["beforeImages"], row)
         _dts_image(fields, record["afterImages"], row)
         table = record["objectName"].rpartition(".")[2].replace("\\u002E", ".").lower()
-        order = (kind[0], record["sourceTimestamp"], record["id"], partition, offset)
+        order = (kind[0], record["sourceTimestamp"], record["id"], partition, offset, topic)
         yield table, order, kind[1], row
 
 
@@ -409,15 +415,17 @@ def qlik_avro_changes(
     ``messageSchemaId`` names. ``catalog``: MD messages already read elsewhere (the PySpark
     script reads them on the driver first). A DT whose MD comes later waits until the end."""
     tables: QlikCatalog = dict(catalog or {})
-    waiting: list[tuple[int, int, dict[str, Any]]] = []
+    waiting: list[tuple[str, int, int, dict[str, Any]]] = []
 
-    def data_change(envelope: dict[str, Any], partition: int, offset: int) -> Change | None:
+    def data_change(
+        envelope: dict[str, Any], topic: str, partition: int, offset: int
+    ) -> Change | None:
         table, schema_text = tables[envelope["messageSchemaId"]]
         message = fastavro.schemaless_reader(io.BytesIO(envelope["message"]), _parsed(schema_text))
         assert isinstance(message, dict)
-        return _qlik_change(table, message, partition, offset)
+        return _qlik_change(table, message, topic, partition, offset)
 
-    for _topic, partition, offset, raw in values:
+    for topic, partition, offset, raw in values:
         if not raw:
             continue
         envelope = qlik_avro_envelope(raw)
@@ -429,18 +437,18 @@ def qlik_avro_changes(
         if kind != "DT":
             continue
         if envelope.get("messageSchemaId") not in tables:
-            waiting.append((partition, offset, envelope))
+            waiting.append((topic, partition, offset, envelope))
             continue
-        change = data_change(envelope, partition, offset)
+        change = data_change(envelope, topic, partition, offset)
         if change is not None:
             yield change
-    for partition, offset, envelope in waiting:
+    for topic, partition, offset, envelope in waiting:
         if envelope.get("messageSchemaId") not in tables:
             raise ValueError(
                 f"qlik DT message at {partition}/{offset}: no MD for "
                 f"{envelope.get('messageSchemaId')!r}"
             )
-        change = data_change(envelope, partition, offset)
+        change = data_change(envelope, topic, partition, offset)
         if change is not None:
             yield change
 
@@ -459,8 +467,8 @@ DECODERS: dict[str, Decoder] = {
 """Registry format -> Python decoder of its values into :data:`Change` tuples."""
 
 ORDER_TYPES: dict[str, tuple[pa.DataType, ...]] = {
-    "dts_avro": (pa.int64(),) * 5,
-    "qlik_avro": (pa.int64(), pa.string(), pa.int64(), pa.int64()),
+    "dts_avro": (*(pa.int64(),) * 5, pa.string()),
+    "qlik_avro": (pa.int64(), pa.string(), pa.int64(), pa.int64(), pa.string()),
 }
 """Arrow types of the ordering key's parts of the Avro formats (see the module table)."""
 ROW_TYPE = pa.map_(pa.string(), pa.string())

@@ -71,7 +71,8 @@ def _literal(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-# Per JSON format: SQL over RAW_VIEW giving ``tbl``, the ordering key ``o0`` .. ``o<n>``,
+# Per JSON format: SQL over RAW_VIEW giving ``tbl``, the ordering key ``o0`` .. ``o<n>`` (its
+# last part the topic, as in the pipeline's ordering keys: changes of two topics never tie),
 # ``is_delete`` and ``row`` (map<string,string>), and the number of ordering columns.
 _EVENTS: dict[str, tuple[str, int]] = {}
 
@@ -79,6 +80,7 @@ _EVENTS["dataworks_json"] = (
     f"""
     with messages as (
         select
+            topic,
             `partition`,
             `offset`,
             from_json(
@@ -95,6 +97,7 @@ _EVENTS["dataworks_json"] = (
         case when m.payload.op in ('UPDATE_BEFOR', 'UPDATE_BEFORE') then 0 else 1 end as o1,
         `partition` as o2,
         `offset` as o3,
+        topic as o4,
         m.payload.op = 'DELETE' as is_delete,
         case
             when m.payload.op in ('INSERT', 'UPDATE_AFTER') then m.payload.after.dataColumn
@@ -103,7 +106,7 @@ _EVENTS["dataworks_json"] = (
     from messages
     where m.payload.op in {_DML}
     """,
-    4,
+    5,
 )
 _EVENTS["datahub_blob"] = _EVENTS["dataworks_json"]
 
@@ -120,18 +123,20 @@ _EVENTS["datahub_tuple"] = (
         case when m['_before_image_'] = 'Y' then 0 else 1 end as o1,
         `partition` as o2,
         `offset` as o3,
+        topic as o4,
         m['_operation_type_'] = 'D' as is_delete,
         map_filter(m, (k, v) -> k not in {_META}) as row
     from records
     where m['_operation_type_'] in ('I', 'U', 'D')
     """,
-    4,
+    5,
 )
 
 _EVENTS["lindorm_debezium"] = (
     f"""
     with messages as (
         select
+            topic,
             `partition`,
             `offset`,
             from_json(
@@ -147,18 +152,20 @@ _EVENTS["lindorm_debezium"] = (
         coalesce(p.ts_ms, 0) as o1,
         `partition` as o2,
         `offset` as o3,
+        topic as o4,
         p.op = 'd' as is_delete,
         case when p.op = 'd' then p.before else p.after end as row
     from messages
     where p.op in ('c', 'u', 'r', 'd')
     """,
-    4,
+    5,
 )
 
 _EVENTS["dts_shareplex_json"] = (
     f"""
     with messages as (
         select
+            topic,
             `partition`,
             `offset`,
             from_json(
@@ -174,6 +181,7 @@ _EVENTS["dts_shareplex_json"] = (
         coalesce(m.meta.seq, 0) as o1,
         `partition` as o2,
         `offset` as o3,
+        topic as o4,
         m.meta.op in ('del', 'DELETE') as is_delete,
         case
             when m.meta.op in ('upd', 'UPDATE', 'UPDATE AFTER') then map_concat(
@@ -188,13 +196,14 @@ _EVENTS["dts_shareplex_json"] = (
     from messages
     where m.meta.op in ('ins', 'upd', 'del', 'INSERT', 'UPDATE', 'UPDATE AFTER', 'DELETE')
     """,
-    4,
+    5,
 )
 
 _EVENTS["dts_canal_json"] = (
     f"""
     with messages as (
         select
+            topic,
             `partition`,
             `offset`,
             from_json(
@@ -210,19 +219,21 @@ _EVENTS["dts_canal_json"] = (
         `partition` as o2,
         `offset` as o3,
         row_index as o4,
+        topic as o5,
         m.type = 'DELETE' as is_delete,
         row
     from messages
     lateral view posexplode(m.data) exploded as row_index, row
     where m.type in ('INSERT', 'UPDATE', 'DELETE', 'INIT') and not coalesce(m.isDdl, false)
     """,
-    5,
+    6,
 )
 
 _EVENTS["qlik_json"] = (
     f"""
     with envelopes as (
         select
+            topic,
             `partition`,
             `offset`,
             from_json(
@@ -247,6 +258,7 @@ _EVENTS["qlik_json"] = (
         end as o1,
         `partition` as o2,
         `offset` as o3,
+        topic as o4,
         m.message.headers.operation = 'DELETE' as is_delete,
         m.message.data as row
     from envelopes
@@ -254,7 +266,7 @@ _EVENTS["qlik_json"] = (
     where m.type = 'DT'
         and m.message.headers.operation in ('INSERT', 'UPDATE', 'DELETE', 'REFRESH')
     """,
-    4,
+    5,
 )
 
 _SPARK_TYPES = {pa.int64(): "bigint", pa.string(): "string"}
