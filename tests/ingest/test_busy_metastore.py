@@ -24,13 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse.spark_session import (
-    DERBY_LOCK_FILE,
-    LockHolder,
-    embedded_derby_dir,
-    lock_holder,
-    metastore_holder,
-)
+from cdc_lakehouse.metastore_lock import DERBY_LOCK_FILE, LockHolder, lock_holder, metastore_holder
+from cdc_lakehouse.spark_session import embedded_derby_dir
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 # Measured on 2 shared cores: ingest and the summary stop in 0.2-0.6 s, dbt build in 4-14 s (its
