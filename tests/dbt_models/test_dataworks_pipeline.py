@@ -25,7 +25,7 @@ def test_seed_examples_give_the_documented_current_state(spark, built_lake):
         "select source_format, source_database, source_schema, source_table, row_key, "
         "row_values, last_op from gold.current_rows "
         "where source_database not in "
-        "('edge_db', 'shop', 'typed_cases', 'hist_db', 'ddl_shop', 'xtopic') "
+        "('edge_db', 'shop', 'typed_cases', 'hist_db', 'ddl_shop', 'xtopic', 'faults') "
         "and source_format in ('dataworks_json', 'datahub_blob')"
     ).collect()
     got = {
@@ -204,7 +204,7 @@ def test_table_schemas_of_the_seed_examples(spark, built_lake):
         "column_types, key_columns, n_events from silver.table_schemas "
         "where source_format in ('dataworks_json', 'datahub_blob') "
         "and source_database not in "
-        "('edge_db', 'shop', 'typed_cases', 'hist_db', 'ddl_shop', 'xtopic')"
+        "('edge_db', 'shop', 'typed_cases', 'hist_db', 'ddl_shop', 'xtopic', 'faults')"
     ).collect()
     got = {
         (r["source_format"], r["source_database"], r["source_table"], r["schema_version"]): (
