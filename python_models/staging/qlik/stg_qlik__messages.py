@@ -20,7 +20,7 @@ import functools
 from pyspark.sql import functions as F
 
 from cdc_lakehouse.decode import qlik
-from cdc_lakehouse.incremental import new_bronze_records
+from cdc_lakehouse.incremental import new_bronze_records, unheld_rows
 from cdc_lakehouse.parallelism import spread_over_cores
 
 INPUT_DDL = (
@@ -55,4 +55,5 @@ def model(dbt, session):
         functools.partial(qlik.decode_batches, entries=entries),
         qlik.output_schema_ddl(INPUT_DDL),
     )
-    return decoded.drop(qlik.INPUT_COLUMN)
+    decoded = decoded.drop(qlik.INPUT_COLUMN)
+    return unheld_rows(dbt, session, decoded)
