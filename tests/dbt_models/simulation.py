@@ -109,14 +109,29 @@ def expected_tables(simulation: Simulation, history: History) -> dict[str, RowMu
     return expected
 
 
-def gold_tables(spark: Any, simulation: Simulation) -> dict[str, RowMultiset]:
-    """gold.current_rows of the source tables the simulation's topics carry, as multisets."""
+def expected_document_tables(document: dict[str, Any]) -> dict[str, RowMultiset]:
+    """The oracle's live rows of each table as multisets, from the simulator's
+    ``expected/<format>.json`` (``python -m cdc_lakehouse.simulate --out``)."""
+    return {
+        table: Counter(tuple(sorted(row["row_values"].items())) for row in expected["rows"])
+        for table, expected in document["tables"].items()
+    }
+
+
+def current_rows_tables(rows: Any) -> dict[str, RowMultiset]:
+    """gold.current_rows rows (``source_table`` and ``row_values`` each) as multisets per
+    lower-case source table."""
     tables: dict[str, RowMultiset] = {}
-    for row in topic_current_rows(spark, simulation.topics):
+    for row in rows:
         tables.setdefault(row["source_table"].lower(), Counter())[
             tuple(sorted(row["row_values"].items()))
         ] += 1
     return tables
+
+
+def gold_tables(spark: Any, simulation: Simulation) -> dict[str, RowMultiset]:
+    """gold.current_rows of the source tables the simulation's topics carry, as multisets."""
+    return current_rows_tables(topic_current_rows(spark, simulation.topics))
 
 
 def differences(expected: dict[str, RowMultiset], actual: dict[str, RowMultiset]) -> list[str]:

@@ -9,7 +9,7 @@ not known in advance; the op vocabulary, keys and ordering are SQL in stg_datahu
 """
 
 from cdc_lakehouse.decode import datahub_tuple
-from cdc_lakehouse.incremental import new_bronze_records
+from cdc_lakehouse.incremental import new_bronze_records, unheld_rows
 from cdc_lakehouse.parallelism import spread_over_cores
 
 FORMATS = ("datahub_tuple",)
@@ -29,6 +29,7 @@ def model(dbt, session):
         "source_format", "topic", "partition", "offset", "timestamp", "value", "ingest_batch_id"
     )
     selected = spread_over_cores(selected)
-    return selected.mapInArrow(
+    decoded = selected.mapInArrow(
         datahub_tuple.decode_batches, datahub_tuple.output_schema_ddl(INPUT_DDL)
     )
+    return unheld_rows(dbt, session, decoded)

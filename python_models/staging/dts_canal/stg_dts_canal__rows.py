@@ -12,7 +12,7 @@ stg_dts_canal__events.
 """
 
 from cdc_lakehouse.decode import dts_canal
-from cdc_lakehouse.incremental import new_bronze_records
+from cdc_lakehouse.incremental import new_bronze_records, unheld_rows
 from cdc_lakehouse.parallelism import spread_over_cores
 
 FORMATS = ("dts_canal_json",)
@@ -42,4 +42,5 @@ def model(dbt, session):
     schema = dts_canal.output_schema_ddl(INPUT_DDL)
     normal = selected.where("not canal_legacy_swap").mapInArrow(dts_canal.decode_batches, schema)
     legacy = selected.where("canal_legacy_swap").mapInArrow(dts_canal.decode_batches_legacy, schema)
-    return normal.unionByName(legacy)
+    decoded = normal.unionByName(legacy)
+    return unheld_rows(dbt, session, decoded, keys=("topic", "partition", "offset", "row_index"))

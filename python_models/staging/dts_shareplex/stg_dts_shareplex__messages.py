@@ -9,7 +9,7 @@ and ordering are SQL in stg_dts_shareplex__events.
 """
 
 from cdc_lakehouse.decode import dts_shareplex
-from cdc_lakehouse.incremental import new_bronze_records
+from cdc_lakehouse.incremental import new_bronze_records, unheld_rows
 from cdc_lakehouse.parallelism import spread_over_cores
 
 FORMATS = ("dts_shareplex_json",)
@@ -29,6 +29,7 @@ def model(dbt, session):
         "source_format", "topic", "partition", "offset", "timestamp", "value", "ingest_batch_id"
     )
     selected = spread_over_cores(selected)
-    return selected.mapInArrow(
+    decoded = selected.mapInArrow(
         dts_shareplex.decode_batches, dts_shareplex.output_schema_ddl(INPUT_DDL)
     )
+    return unheld_rows(dbt, session, decoded)

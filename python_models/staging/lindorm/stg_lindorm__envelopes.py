@@ -9,7 +9,7 @@ the op vocabulary, keys and ordering are SQL in stg_lindorm__events.
 """
 
 from cdc_lakehouse.decode import lindorm
-from cdc_lakehouse.incremental import new_bronze_records
+from cdc_lakehouse.incremental import new_bronze_records, unheld_rows
 from cdc_lakehouse.parallelism import spread_over_cores
 
 FORMATS = ("lindorm_debezium",)
@@ -29,4 +29,5 @@ def model(dbt, session):
         "source_format", "topic", "partition", "offset", "timestamp", "value", "ingest_batch_id"
     )
     selected = spread_over_cores(selected)
-    return selected.mapInArrow(lindorm.decode_batches, lindorm.output_schema_ddl(INPUT_DDL))
+    decoded = selected.mapInArrow(lindorm.decode_batches, lindorm.output_schema_ddl(INPUT_DDL))
+    return unheld_rows(dbt, session, decoded)

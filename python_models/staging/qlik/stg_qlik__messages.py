@@ -28,7 +28,12 @@ import functools
 from pyspark.sql import functions as F
 
 from cdc_lakehouse.decode import qlik
-from cdc_lakehouse.incremental import new_bronze_records, newest_batch_id
+from cdc_lakehouse.incremental import (
+    RECORD_KEY,
+    new_bronze_records,
+    newest_batch_id,
+    unheld_rows,
+)
 from cdc_lakehouse.parallelism import spread_over_cores
 
 COLUMNS = ("source_format", "topic", "partition", "offset", "timestamp", "value", "ingest_batch_id")
@@ -83,11 +88,12 @@ def model(dbt, session):
         functools.partial(qlik.decode_batches, entries=entries),
         qlik.output_schema_ddl(INPUT_DDL),
     ).drop(qlik.INPUT_COLUMN)
-    if not new_metadata:
-        return decoded
-    # a waiting record is appended again only when it no longer waits
-    return decoded.where(
-        (F.col("ingest_batch_id") > F.lit(newest))
-        | F.col("decode_error").isNull()
-        | (F.col("decode_error") != WAITING)
-    )
+    if new_metadata:  # a waiting record is appended again only when it no longer waits
+        decoded = decoded.where(
+            (F.col("ingest_batch_id") > F.lit(newest))
+            | F.col("decode_error").isNull()
+            | (F.col("decode_error") != WAITING)
+        )
+    # after an interrupted append: only the decodings the table lacks (a record decoded again
+    # since it waited has a new resolved_batch_id)
+    return unheld_rows(dbt, session, decoded, keys=(*RECORD_KEY, "resolved_batch_id"))

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbt.adapters.base import PythonJobHelper
+from dbt.adapters.base import PythonJobHelper, available
+from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter
 
 from dbt.adapters.sparksession.connections import SparkSessionConnectionManager
 from dbt.adapters.sparksession.python_submissions import SessionPythonJobHelper
+
+logger = AdapterLogger("sparksession")
 
 
 class SparkSessionAdapter(SparkAdapter):
@@ -25,3 +28,15 @@ class SparkSessionAdapter(SparkAdapter):
         helpers: dict[str, Any] = dict(super().python_submission_helpers)
         helpers["session"] = SessionPythonJobHelper
         return helpers
+
+    @available
+    def remove_write_leftovers(self) -> list[str]:
+        """Remove what writes killed half way left in the lake (``on-run-start`` hook; see
+        :mod:`cdc_lakehouse.interrupted_writes`); log and return the removed paths."""
+        from cdc_lakehouse.interrupted_writes import remove_write_leftovers
+        from cdc_lakehouse.spark_session import get_spark
+
+        removed = [str(path) for path in remove_write_leftovers(get_spark())]
+        for path in removed:
+            logger.warning(f"removed {path}: left by a write that was interrupted")
+        return removed

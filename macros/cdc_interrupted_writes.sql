@@ -1,0 +1,75 @@
+{#
+    Incremental models after a write killed half way (kill -9, OOM, a lost machine); see
+    cdc_lakehouse.interrupted_writes for what such a write leaves behind.
+
+    A Parquet insert overwrite commits partition by partition (delete the old directory, move
+    the new one in), an append file by file, so a killed write can leave a table with some
+    partitions or files new, some old and some missing. An incremental model reads its
+    watermark from its own table (held_max), and some read their held rows (row_states, the
+    split-update pairing): they would build on the half-written table and never look back.
+
+    So each write of an incremental model into its existing table is bracketed by a table
+    property (hooks in dbt_project.yml): mark_write_started sets it right before the write,
+    mark_write_finished removes it after. A model whose property is still set when it is
+    compiled was interrupted: is_incremental() is false for it, so it is computed as on its
+    first run - not from its own rows - and the materialization writes that over the existing
+    table (insert overwrite of every partition, the same rows a full refresh gives; a Python
+    model appends only the rows its table lacks, cdc_lakehouse.incremental.unheld_rows). The
+    property stays set until such a run has finished.
+
+    Delta tables commit atomically: no property there.
+#}
+
+{% macro write_in_progress_property() -%}
+    cdc_lakehouse.write_in_progress
+{%- endmacro %}
+
+{#
+    is_incremental(), overriding dbt's: also false when the model's last write was interrupted
+    (its table still has the property). Read while the model compiles, before its pre-hook.
+#}
+{% macro is_incremental() %}
+    {{ return(
+        dbt.is_incremental() and not (tracks_interrupted_writes() and write_in_progress(this))
+    ) }}
+{% endmacro %}
+
+{# write_in_progress(relation): true when relation has the property (a write was interrupted) #}
+{% macro write_in_progress(relation) %}
+    {% if not execute or load_relation(relation) is none %}
+        {{ return(false) }}
+    {% endif %}
+    {% set result = run_query(
+        "show tblproperties " ~ relation ~ " ('" ~ write_in_progress_property() ~ "')"
+    ) %}
+    {{ return(result.columns[1].values()[0] == 'true') }}
+{% endmacro %}
+
+{% macro tracks_interrupted_writes() %}
+    {{ return(
+        execute
+        and model.config.materialized == 'incremental'
+        and config.get('file_format') != 'delta'
+    ) }}
+{% endmacro %}
+
+{# pre-hook of every model: on an incremental model's existing table, set the property #}
+{% macro mark_write_started() %}
+    {%- if tracks_interrupted_writes() and load_relation(this) is not none -%}
+        alter table {{ this }} set tblproperties ('{{ write_in_progress_property() }}' = 'true')
+    {%- endif -%}
+{% endmacro %}
+
+{# post-hook of every model: the write is complete, remove the property #}
+{% macro mark_write_finished() %}
+    {%- if tracks_interrupted_writes() -%}
+        alter table {{ this }} unset tblproperties if exists ('{{ write_in_progress_property() }}')
+    {%- endif -%}
+{% endmacro %}
+
+{# on-run-start: remove what killed writes left in the lake (no other process writes then) #}
+{% macro remove_write_leftovers() %}
+    {% if execute %}
+        {% do adapter.remove_write_leftovers() %}
+    {% endif %}
+{% endmacro %}

@@ -1,0 +1,359 @@
+"""kill -9 and rerun (issue 19, reliability): `dbt` killed while it creates gold.row_states, the
+ingest job killed while it writes a batch, and `dbt` killed while it writes gold.row_states;
+each rerun must converge - every Kafka record in bronze once, a `dbt build` whose models and
+data tests pass, the same silver and gold as a full refresh, and gold.current_rows equal to the
+simulator's oracle.
+
+Real processes, no mocks: `python -m ingest`, `dbt` and a snapshot helper
+(``tests/faults/snapshot.py``) run as subprocesses on a lake of their own (``CDC_LAKE_DIR`` in a
+temporary directory; the test session's SparkSession is not involved), each in its own process
+group, so that ``SIGKILL`` reaches the Spark JVM and its Python workers too. Each kill waits for
+the write to be under way on disk: the files of a running task under the table's directory.
+
+One lake, in order (each step's output is kept for the tests below):
+
+1. ``python -m cdc_lakehouse.simulate``: three formats, two delivery batches and the oracle;
+   ingest batch 1.
+2. ``dbt build`` without data tests, killed while it creates gold.row_states (``CREATE TABLE
+   AS SELECT``: a task writes under its new directory); the same command again.
+3. ingest batch 2 in micro-batches of 500 records, killed while micro-batch 2 is written (its
+   files appear under the bronze table's ``.spark-staging-*``); the same command again.
+4. ``dbt run``, killed while gold.row_states' ``insert overwrite`` writes (its
+   ``.spark-staging-*`` appears); then ``dbt build`` with every data test.
+5. the snapshot helper: the tables, ``dbt run --full-refresh``, the tables again.
+
+The typed gold tables (``tag:typed_gold``) are left out: they are generated for the bundled
+samples' source tables, which this lake does not have. Nine processes, eight of them starting
+Spark: about 6 minutes on 2 cores, 11 when other jobs share them (``-s`` prints each step's
+time).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cdc_lakehouse.dump import load_dump
+from cdc_lakehouse.ingest.bronze import CRASH_ENV
+from tests.dbt_models.simulation import (
+    current_rows_tables,
+    differences,
+    expected_document_tables,
+)
+from tests.ingest.test_ingest_job import reap_group
+
+pytestmark = pytest.mark.dbt
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+FORMATS = ("dts_canal_json", "qlik_json", "dataworks_json")
+SIMULATION = ("--changes", "1000", "--seed", "19", "--duplicate-rate", "0.05")
+SIMULATION += ("--malformed-rate", "0.003", "--batches", "2")
+RECORDS_PER_BATCH = 500
+ROW_STATES = "START sql incremental model gold.row_states"
+DBT_SELECTION = ("--exclude", "tag:typed_gold")
+TIMEOUT = 900
+
+
+@dataclass
+class Run:
+    """One subprocess: its command, exit code (``-9`` when killed), output lines, seconds."""
+
+    args: list[str]
+    returncode: int
+    lines: list[str]
+    seconds: float
+
+    @property
+    def output(self) -> str:
+        return "".join(self.lines)
+
+
+class Lake:
+    """A lake directory and the commands run on it, from the project directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.dir = root / "lake"
+        self.warehouse = self.dir / "warehouse"
+        self.checkpoint = self.dir / "checkpoints" / "bronze.kafka_records"
+        self.runs: list[Run] = []
+        self.env = {k: v for k, v in os.environ.items() if k != CRASH_ENV}
+        self.env.update(
+            CDC_LAKE_DIR=str(self.dir),
+            CDC_TABLE_FORMAT="parquet",
+            CDC_SPARK_DRIVER_MEMORY=os.environ.get("CDC_SPARK_DRIVER_MEMORY", "2g"),
+            CDC_SPARK_SHUFFLE_PARTITIONS="2",
+            SPARK_LOCAL_IP="127.0.0.1",
+            DBT_SEND_ANONYMOUS_USAGE_STATS="false",
+            DBT_USE_COLORS="false",
+            PYTHONUNBUFFERED="1",
+        )
+
+    def dbt_args(self, *args: str) -> list[str]:
+        return [
+            *args,
+            *DBT_SELECTION,
+            "--project-dir",
+            str(PROJECT_DIR),
+            "--profiles-dir",
+            str(PROJECT_DIR),
+            "--target-path",
+            str(self.root / "target"),
+            "--log-path",
+            str(self.root / "logs"),
+        ]
+
+    def run(self, args: list[str], kill_when: Callable[[list[str]], bool] | None = None) -> Run:
+        """Run ``args``; with ``kill_when``, SIGKILL the whole process group as soon as it
+        returns true (asked every 10 ms with the output lines so far)."""
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            args,
+            cwd=PROJECT_DIR,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        pending: queue.Queue[str | None] = queue.Queue()
+
+        def pump() -> None:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                pending.put(line)
+            pending.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+        lines: list[str] = []
+        ended = False
+        try:
+            while not ended and time.monotonic() - started < TIMEOUT:
+                try:
+                    line = pending.get(timeout=0.01)
+                except queue.Empty:
+                    line = ""
+                if line is None:
+                    ended = True
+                elif line:
+                    lines.append(line)
+                if kill_when is not None and not ended and kill_when(lines):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    break
+        finally:
+            reap_group(proc.pid)  # the JVM too, so that the next command can open the metastore
+            proc.wait(timeout=60)
+        while not ended and (line := pending.get(timeout=30)) is not None:
+            lines.append(line)
+        run = Run(args, proc.returncode, lines, time.monotonic() - started)
+        self.runs.append(run)
+        (self.root / f"run-{len(self.runs)}.log").write_text(run.output)
+        return run
+
+    def ingest(self, dump: Path, *extra: str, **kill: Any) -> Run:
+        return self.run([sys.executable, "-m", "ingest", "--dump", str(dump), *extra], **kill)
+
+    def dbt(self, *args: str, **kill: Any) -> Run:
+        return self.run([str(BIN / "dbt"), *self.dbt_args(*args)], **kill)
+
+
+def succeeded(run: Run) -> Run:
+    assert run.returncode == 0, f"{' '.join(run.args)} exited {run.returncode}:\n{run.output}"
+    return run
+
+
+def writing(directory: Path, pattern: str) -> Callable[[list[str]], bool]:
+    """True once ``directory`` holds a path matching ``pattern`` (a write in progress)."""
+    return lambda _lines: directory.is_dir() and any(directory.glob(pattern))
+
+
+def started(marker: str, then: Callable[[list[str]], bool]) -> Callable[[list[str]], bool]:
+    """``then``, asked only after an output line containing ``marker``."""
+    return lambda lines: any(marker in line for line in lines) and then(lines)
+
+
+def bronze_records(warehouse: Path) -> Counter[tuple[str, int, int, bytes | None]]:
+    """(topic, partition, offset, value) of every row of bronze's committed partitions, read
+    from the Parquet files (pyarrow skips ``.``/``_`` directories: nothing half written)."""
+    import pyarrow.dataset as ds
+
+    table = ds.dataset(
+        warehouse / "bronze.db" / "kafka_records", format="parquet", partitioning="hive"
+    ).to_table(columns=["topic", "partition", "offset", "value"])
+    return Counter(zip(*(table.column(c).to_pylist() for c in table.column_names), strict=True))
+
+
+@pytest.fixture(scope="module")
+def killed_and_rerun(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Steps 1 to 5 of the module docstring on one lake; what the tests check."""
+    started_at = time.monotonic()
+    lake = Lake(tmp_path_factory.mktemp("kill-and-rerun"))
+    sim = lake.root / "sim"
+    simulate = [sys.executable, "-m", "cdc_lakehouse.simulate", "--out", str(sim), *SIMULATION]
+    succeeded(lake.run([*simulate, *(arg for fmt in FORMATS for arg in ("--format", fmt))]))
+    succeeded(lake.ingest(sim / "batch-1"))
+
+    # 2. the first build, killed while it creates gold.row_states, then the same command again
+    row_states_dir = lake.warehouse / "gold.db" / "row_states"
+    first_build = ("build", "--exclude-resource-type", "test")
+    killed_create = lake.dbt(
+        *first_build,
+        kill_when=started(ROW_STATES, writing(row_states_dir, "**/attempt_*")),
+    )
+    create_leftover = row_states_dir.is_dir()
+    create_rerun = succeeded(lake.dbt(*first_build))
+
+    # 3. ingest killed while micro-batch 2 is being written, then the same command again
+    batch_2 = [str(sim / "batch-2"), "--max-records-per-batch", str(RECORDS_PER_BATCH)]
+    bronze_dir = lake.warehouse / "bronze.db" / "kafka_records"
+    killed_ingest = lake.ingest(
+        *batch_2, kill_when=writing(bronze_dir, ".spark-staging-*/**/ingest_batch_id=2")
+    )
+    after_ingest_kill = {
+        "offsets": sorted(p.name for p in (lake.checkpoint / "offsets").iterdir()),
+        "commits": sorted(p.name for p in (lake.checkpoint / "commits").iterdir()),
+        "partitions": sorted(p.name for p in bronze_dir.glob("ingest_batch_id=*")),
+    }
+    ingest_rerun = succeeded(lake.ingest(*batch_2))
+    bronze = bronze_records(lake.warehouse)
+
+    # 4. dbt killed while it writes gold.row_states, then `dbt build` with every data test
+    killed_dbt = lake.dbt(
+        "run", kill_when=started(ROW_STATES, writing(row_states_dir, ".spark-staging-*"))
+    )
+    row_states_leftovers = sorted(p.name for p in row_states_dir.glob(".spark-staging-*"))
+    dbt_rerun = lake.dbt("build")
+
+    # 5. the incremental tables, a full refresh, the tables again
+    topics = {r.topic for r in load_dump(sim / "batch-1")}
+    groups = {fmt: ",".join(sorted(t for t in topics if t.endswith(f".{fmt}"))) for fmt in FORMATS}
+    snapshots = lake.root / "snapshots"
+    snapshot = [sys.executable, "-m", "tests.faults.snapshot", str(snapshots)]
+    topic_args = [arg for group in groups.values() for arg in ("--topics", group)]
+    succeeded(lake.run([*snapshot, *topic_args, "--full-refresh", *lake.dbt_args()]))
+    timings = "\n".join(
+        f"  {run.seconds:5.0f} s  exit {run.returncode:3}  {' '.join(run.args[1:4])}"
+        for run in lake.runs
+    )
+    print(f"\nkill-and-rerun steps:\n{timings}\n  {time.monotonic() - started_at:5.0f} s  in all")
+    return {
+        "sim": sim,
+        "row_states_dir": row_states_dir,
+        "killed_create": killed_create,
+        "create_leftover": create_leftover,
+        "create_rerun": create_rerun,
+        "killed_ingest": killed_ingest,
+        "after_ingest_kill": after_ingest_kill,
+        "ingest_rerun": ingest_rerun,
+        "bronze": bronze,
+        "killed_dbt": killed_dbt,
+        "row_states_leftovers": row_states_leftovers,
+        "dbt_rerun": dbt_rerun,
+        "incremental": json.loads((snapshots / "incremental.json").read_text()),
+        "full_refresh": json.loads((snapshots / "full_refresh.json").read_text()),
+        "groups": groups,
+    }
+
+
+def killed_in_row_states(run: Run) -> None:
+    """``run`` was SIGKILLed after gold.row_states started and before it was done."""
+    assert run.returncode == -signal.SIGKILL, run.output
+    assert ROW_STATES in run.output, run.output
+    assert "OK created sql incremental model gold.row_states" not in run.output, run.output
+    assert "Done." not in run.output, run.output
+
+
+def test_dbt_killed_creating_row_states_then_rerun_creates_it(killed_and_rerun):
+    """A table killed while it is created leaves its directory (Spark would refuse to create
+    the table again, LOCATION_ALREADY_EXISTS): the rerun removes it and creates the table."""
+    result = killed_and_rerun
+    killed_in_row_states(result["killed_create"])
+    assert result["create_leftover"], "row_states was not being written when killed"
+    rerun = result["create_rerun"].output
+    assert f"removed {result['row_states_dir']}: left by a write that was interrupted" in rerun
+    assert "OK created sql incremental model gold.row_states" in rerun, rerun
+
+
+def test_ingest_killed_mid_batch_then_rerun_writes_every_record_once(killed_and_rerun):
+    result = killed_and_rerun
+    killed, state = result["killed_ingest"], result["after_ingest_kill"]
+    assert killed.returncode == -signal.SIGKILL, killed.output
+    # killed while writing micro-batch 2: planned in the checkpoint, not committed, not in bronze
+    assert "batch 1:" in killed.output and "batch 2:" not in killed.output, killed.output
+    assert "2" in state["offsets"] and "2" not in state["commits"] and "1" in state["commits"]
+    assert "ingest_batch_id=2" not in state["partitions"], state
+    # the rerun replays micro-batch 2 (same offsets), then writes the rest
+    rerun = result["ingest_rerun"].output
+    assert "batch 1:" not in rerun and "batch 2:" in rerun, rerun
+    assert rerun.rstrip().splitlines()[-1].startswith("done: "), rerun
+    # every record of both dumps in bronze exactly once, nothing else
+    sim = result["sim"]
+    expected = Counter(
+        (r.topic, r.partition, r.offset, r.value)
+        for batch in ("batch-1", "batch-2")
+        for r in load_dump(sim / batch)
+    )
+    bronze = result["bronze"]
+    assert sum(bronze.values()) == sum(expected.values())
+    assert bronze == expected, (
+        f"{len(expected - bronze)} records missing, {len(bronze - expected)} extra or repeated"
+    )
+
+
+def test_dbt_killed_in_row_states_then_rerun_build_passes(killed_and_rerun):
+    result = killed_and_rerun
+    killed_in_row_states(result["killed_dbt"])
+    # killed during the insert overwrite: Spark's staging directory was left behind
+    assert result["row_states_leftovers"], "row_states was not being written when killed"
+    rerun = succeeded(result["dbt_rerun"])
+    assert "Completed successfully" in rerun.output
+    leftover = result["row_states_dir"] / result["row_states_leftovers"][0]
+    assert f"removed {leftover}: left by a write that was interrupted" in rerun.output
+    for node in (
+        "OK created sql incremental model gold.row_states",
+        "PASS assert_every_bronze_record_accounted_for",
+        "PASS source_unique_combination_of_columns_bronze_kafka_records_topic__partition__offset",
+    ):
+        assert node in rerun.output, node
+
+
+def test_rerun_gives_the_tables_of_a_full_refresh(killed_and_rerun):
+    incremental = killed_and_rerun["incremental"]["tables"]
+    full_refresh = killed_and_rerun["full_refresh"]["tables"]
+    assert set(incremental) == set(full_refresh)
+    problems = {
+        table: {
+            "rows": len(full_refresh[table]),
+            "only_incremental": len(Counter(rows) - Counter(full_refresh[table])),
+            "only_full_refresh": len(Counter(full_refresh[table]) - Counter(rows)),
+        }
+        for table, rows in incremental.items()
+        if Counter(rows) != Counter(full_refresh[table])
+    }
+    assert not problems, problems
+    assert all(incremental[table] for table in incremental), "a compared table is empty"
+
+
+def test_current_rows_equal_the_oracle(killed_and_rerun):
+    result = killed_and_rerun
+    for fmt, group in result["groups"].items():
+        assert group, f"no topic of {fmt}"
+        document = json.loads((result["sim"] / "expected" / f"{fmt}.json").read_text())
+        expected = expected_document_tables(document)
+        for snapshot in ("incremental", "full_refresh"):
+            actual = current_rows_tables(result[snapshot]["current_rows"][group])
+            assert not differences(expected, actual), (fmt, snapshot, differences(expected, actual))
