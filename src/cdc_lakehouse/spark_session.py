@@ -27,6 +27,7 @@ import os
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -225,22 +226,37 @@ def embedded_derby_dir(conf: dict[str, str]) -> Path | None:
     return None
 
 
+EXITING_JVM_WAIT_S = 20.0
+"""How long to wait for the JVM of a command that has just ended to release the metastore
+(``make demo`` runs ingest, dbt and the summary back to back; a JVM shuts down in about a
+second after its Python process exits, longer on a loaded machine)."""
+
+
 def check_metastore_free(derby_dir: Path) -> None:
     """Check that no other process has the Derby metastore ``derby_dir`` open; takes no lock.
+
+    A holder that is the JVM of a command that has already ended (see
+    :attr:`~cdc_lakehouse.metastore_lock.LockHolder.exiting`) is waited for, up to
+    :data:`EXITING_JVM_WAIT_S` seconds; any other holder fails at once.
 
     Raises:
         MetastoreBusyError: another process holds Derby's lock; the message names it.
         ConfigError: the lock file cannot be read (permissions).
     """
-    try:
-        holder = metastore_holder(derby_dir)
-    except OSError as exc:
-        raise ConfigError(
-            f"The metastore lock {derby_dir / DERBY_LOCK_FILE} cannot be read "
-            f"({exc.strerror or exc}): check the permissions of CDC_LAKE_DIR."
-        ) from exc
-    if holder is not None:
-        raise MetastoreBusyError(busy_message(derby_dir, holder))
+    deadline = time.monotonic() + EXITING_JVM_WAIT_S
+    while True:
+        try:
+            holder = metastore_holder(derby_dir)
+        except OSError as exc:
+            raise ConfigError(
+                f"The metastore lock {derby_dir / DERBY_LOCK_FILE} cannot be read "
+                f"({exc.strerror or exc}): check the permissions of CDC_LAKE_DIR."
+            ) from exc
+        if holder is None:
+            return
+        if not holder.exiting or time.monotonic() > deadline:
+            raise MetastoreBusyError(busy_message(derby_dir, holder))
+        time.sleep(0.2)
 
 
 def open_metastore(spark: SparkSession, derby_dir: Path) -> None:

@@ -232,3 +232,55 @@ def test_only_an_embedded_derby_metastore_is_checked(tmp_path: Path) -> None:
     assert embedded_derby_dir({url: derby}) == tmp_path / "metastore_db"
     assert embedded_derby_dir({url: "jdbc:postgresql://db:5432/metastore"}) is None
     assert embedded_derby_dir({}) is None
+
+
+ORPHANED_JVM = """
+import fcntl, os, sys, time
+
+# the stand-in of a Spark JVM (its argv names SparkSubmit) whose launching process has ended:
+# the launcher forks it and exits at once; it holds the lock for a moment, as a shutting-down
+# JVM does, then exits
+if os.fork():
+    os._exit(0)
+with open(sys.argv[1], "w") as lock:
+    fcntl.lockf(lock, fcntl.LOCK_EX)
+    open(sys.argv[1] + ".held", "w").close()
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+@pytest.mark.parametrize(("holds_for", "busy"), [(2.0, False), (60.0, True)])
+def test_the_shutting_down_jvm_of_a_command_that_ended_is_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, holds_for: float, busy: bool
+) -> None:
+    """`make demo` runs ingest, dbt and the summary back to back: the summary found the JVM of
+    the dbt command that had just ended still holding the lock (exit 2). A JVM whose launcher
+    has exited is waited for (EXITING_JVM_WAIT_S); one that does not let go is reported."""
+    from cdc_lakehouse import spark_session
+
+    lock = tmp_path / DERBY_LOCK_FILE
+    (tmp_path / "jvm.py").write_text(ORPHANED_JVM)
+    argv = [
+        sys.executable,
+        "jvm.py",
+        str(lock),
+        str(holds_for),
+        "org.apache.spark.deploy.SparkSubmit",
+    ]
+    subprocess.run(argv, cwd=tmp_path, check=True)
+    deadline = time.monotonic() + 30
+    while not Path(f"{lock}.held").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    holder = metastore_holder(tmp_path)
+    assert holder is not None and holder.exiting
+    monkeypatch.setattr(spark_session, "EXITING_JVM_WAIT_S", 5.0)
+    started = time.monotonic()
+    if busy:
+        with pytest.raises(spark_session.MetastoreBusyError, match="is in use by another process"):
+            spark_session.check_metastore_free(tmp_path)
+        assert holder.pid is not None
+        os.kill(holder.pid, signal.SIGKILL)
+    else:
+        spark_session.check_metastore_free(tmp_path)
+        assert lock_holder(lock) is None
+    assert time.monotonic() - started < 10
