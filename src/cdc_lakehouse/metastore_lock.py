@@ -34,8 +34,9 @@ class LockHolder:
     Attributes:
         pid: its process id, or ``None`` where the platform does not say.
         command: its command line, shortened for a message, or ``None`` when unknown.
-        exiting: a Spark JVM whose launching process has already exited: the JVM of the
-            command that just ended, shutting down (it releases the lock within seconds).
+        exiting: a process on its way out - a Spark JVM whose launching process has already
+            exited (the JVM of the command that just ended, shutting down), or a process whose
+            command line is already gone - which releases the lock within seconds.
     """
 
     pid: int | None
@@ -127,15 +128,17 @@ def metastore_holder(derby_dir: Path) -> LockHolder | None:
     if pid == _own_jvm_pid():
         return None
     argv = process_argv(pid)
+    if argv is None:  # its command line is gone: the process is exiting (or has exited)
+        return LockHolder(pid, None, exiting=True)
     exiting = False
-    if argv and "org.apache.spark.deploy.SparkSubmit" in argv:
+    if "org.apache.spark.deploy.SparkSubmit" in argv:
         parent = _parent_pid(pid)
         parent_argv = process_argv(parent) if parent is not None and parent > 1 else None
         if parent is not None and parent_argv:
             pid, argv = parent, parent_argv
         else:  # orphaned: the command that started it has ended, the JVM is shutting down
             exiting = True
-    return LockHolder(pid, short_command(argv) if argv else None, exiting)
+    return LockHolder(pid, short_command(argv), exiting)
 
 
 def busy_message(derby_dir: Path, holder: LockHolder) -> str:
