@@ -13,7 +13,8 @@ Register it with ``spark.dataSource.register(CdcDumpDataSource)`` and read it wi
 Offsets are Kafka offsets in the JSON shape of Spark's Kafka source (see
 :mod:`cdc_lakehouse.ingest.offsets`): initial ``{}``; latest = last offset + 1 per
 topic-partition of the dump, capped by the read limit. A batch ``[start, end)`` is read with
-one input partition per dump file that holds records in the range. So a rerun on the same or an
+one input partition per :data:`WINDOW_RECORDS` records of each dump file that holds records in
+the range. So a rerun on the same or an
 overlapping dump reads only offsets beyond the checkpoint, as with Kafka.
 
 The schema is Spark's Kafka source schema (:data:`KAFKA_SCHEMA`); ``read`` yields
@@ -52,7 +53,8 @@ from cdc_lakehouse.dump import (
     ReadWindow,
     build_index,
     read_file_records,
-    read_window,
+    read_plain_table,
+    read_windows,
 )
 from cdc_lakehouse.ingest.offsets import (
     KafkaOffsets,
@@ -66,6 +68,9 @@ if TYPE_CHECKING:
 
 SOURCE_NAME = "cdc_dump"
 ARROW_BATCH_ROWS = 10_000
+WINDOW_RECORDS = 100_000
+"""At most this many records per input partition: a big dump file is read by several tasks
+(and written as several Parquet files), so every core works on it."""
 
 KAFKA_SCHEMA = StructType(
     [
@@ -88,8 +93,8 @@ KAFKA_SCHEMA = StructType(
 
 
 class DumpFilePartition(InputPartition):
-    """One dump file's share of a micro-batch: its :class:`FilePlan`, the batch's offsets and
-    the lines that hold them."""
+    """One window of one dump file in a micro-batch: its :class:`FilePlan`, the batch's offsets
+    and the lines (bytes) that hold them."""
 
     def __init__(
         self, plan: FilePlan, start: KafkaOffsets, end: KafkaOffsets, window: ReadWindow | None
@@ -118,6 +123,35 @@ def records_to_arrow(records: Sequence[DumpRecord], schema: pa.Schema) -> pa.Rec
     }
     arrays = [pa.array(columns[f.name], type=types[f.name]) for f in schema]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def plain_to_arrow(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """The rows of :func:`cdc_lakehouse.dump.read_plain_table` as a table of ``schema`` (the
+    Arrow form of :data:`KAFKA_SCHEMA`): text key / value as their UTF-8 bytes, omitted
+    partition / timestamp / timestampType as 0, timestamp epoch ms -> UTC us, no headers."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rows = table.num_rows
+    types = {f.name: f.type for f in schema}
+    header_type = types["headers"]
+    columns = {
+        "key": table.column("key").cast(pa.binary()),
+        "value": table.column("value").cast(pa.binary()),
+        "topic": table.column("topic"),
+        "partition": table.column("partition").fill_null(0).cast(pa.int32()),
+        "offset": table.column("offset"),
+        "timestamp": pc.multiply(table.column("timestamp").fill_null(0), 1000).cast(
+            types["timestamp"]
+        ),
+        "timestampType": table.column("timestampType").fill_null(0).cast(pa.int32()),
+        "headers": pa.ListArray.from_arrays(
+            pa.array([0] * (rows + 1), pa.int32()),
+            pa.array([], header_type.value_type),
+            type=header_type,
+        ),
+    }
+    return pa.table([columns[f.name] for f in schema], schema=schema)
 
 
 class CdcDumpStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -172,7 +206,8 @@ class CdcDumpStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return to_json_offsets(end) if end else None
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
-        """One :class:`DumpFilePartition` per dump file holding offsets in ``[start, end)``."""
+        """:class:`DumpFilePartition` s of the dump files holding offsets in ``[start, end)``,
+        at most :data:`WINDOW_RECORDS` records each."""
         begin = from_json_offsets(start)
         stop = from_json_offsets(end)
         wanted = {tp: (begin.get(tp, 0), e) for tp, e in stop.items() if e > begin.get(tp, 0)}
@@ -195,17 +230,23 @@ class CdcDumpStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 continue
             file_start = {tp: wanted[tp][0] for tp in hit}
             file_end = {tp: wanted[tp][1] for tp in hit}
-            window = read_window(plan, file_start, file_end)
-            if window is not None:
+            for window in read_windows(plan, file_start, file_end, max_records=WINDOW_RECORDS):
                 parts.append(DumpFilePartition(plan, file_start, file_end, window))
         return parts
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        """The records of one file's share of a batch, as Arrow batches of :data:`KAFKA_SCHEMA`."""
+        """The records of one file's window of a batch, as Arrow batches of :data:`KAFKA_SCHEMA`
+        (Arrow's JSON reader for a plain file, else line by line)."""
         from pyspark.sql.pandas.types import to_arrow_schema
 
         assert isinstance(partition, DumpFilePartition)
         schema = to_arrow_schema(KAFKA_SCHEMA, timezone="UTC")
+        if partition.plan.plain:
+            table = read_plain_table(
+                partition.plan, partition.start, partition.end, partition.window
+            )
+            yield from plain_to_arrow(table, schema).to_batches(max_chunksize=ARROW_BATCH_ROWS)
+            return
         chunk: list[DumpRecord] = []
         records = read_file_records(
             partition.plan, partition.start, partition.end, partition.window
