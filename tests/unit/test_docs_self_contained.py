@@ -127,7 +127,7 @@ def test_section_references_name_existing_sections():
 
 
 def test_cited_vendor_documents_are_named_in_docs_formats():
-    named = set(_VENDOR_ROW.findall((ROOT / "docs" / "formats.md").read_text()))
+    named = set(_VENDOR_ROW.findall((ROOT / "docs/formats.md").read_text()))
     assert named, "docs/formats.md names no vendor document (its table of seeds)"
     found = []
     for name, text in tracked_texts().items():
