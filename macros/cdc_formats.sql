@@ -33,7 +33,7 @@
     event, DDL or quarantined record. Columns a format does not have are NULL.
 
     - record_kind: change | control | ddl | quarantine (quarantine_reason / _detail set).
-    - op: insert | update | delete | snapshot for changes (formats.md "Normalized vocabulary");
+    - op: insert | update | delete | snapshot for changes (docs/formats.md "Normalized vocabulary");
       source_op: the op exactly as sent.
     - control_type (control rows): heartbeat | transaction_begin | transaction_commit |
       transaction_rollback | transaction_marker.
@@ -46,7 +46,7 @@
       cdc_declared_keys) | all_columns), row_key,
       before_row_key: see macros/cdc_keys.sql.
     - ordering_key: text, fixed width up to its last part; compares like the format's ordering
-      tuple (formats.md), ending in Kafka partition, offset, row index (Canal) and topic
+      tuple (docs/formats.md), ending in Kafka partition, offset, row index (Canal) and topic
       (macro kafka_ordering_tail in macros/cdc_keys.sql): two different changes never tie.
     - column_types: column -> source type text as the message declares it, in column order;
       source_schema_version: the format's own schema version (Qlik tableVersion).

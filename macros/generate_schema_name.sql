@@ -1,5 +1,5 @@
 {#
-    Schemas are exactly bronze, silver and gold (architecture.md): a model's +schema is used as
+    Schemas are exactly bronze, silver and gold (docs/architecture.md): a model's +schema is used as
     it is, not prefixed with the target schema as dbt does by default.
 #}
 {% macro generate_schema_name(custom_schema_name, node) -%}

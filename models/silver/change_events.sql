@@ -1,5 +1,5 @@
 {#
-    One row per row change, every format, one vocabulary (formats.md "Normalized vocabulary").
+    One row per row change, every format, one vocabulary (docs/formats.md "Normalized vocabulary").
     Every staging *_events model of cdc_staging_event_models() contributes its change records;
     the columns below are the contract of this table.
 

@@ -5,7 +5,7 @@
     statement counts too). gold.current_rows and gold.row_history end every row of the table
     that is live before the truncate's ordering key.
 
-    How a truncate arrives (formats.md "Normalized vocabulary"):
+    How a truncate arrives (docs/formats.md "Normalized vocabulary"):
     - DataWorks / DataHub Blob: op TRUNCATE (payload.ddl.text holds the statement), or a QUERY
       whose statement is a TRUNCATE.
     - DTS Shareplex: op TRUNCATE (no statement; staging writes "TRUNCATE TABLE <meta.table>").

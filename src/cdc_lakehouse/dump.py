@@ -1,6 +1,6 @@
 """The topic dump: recorded Kafka records as JSON Lines, the offline source of the ingest job.
 
-Format (contract of ``architecture.md``): one Kafka record per line, a JSON object::
+Format (contract of ``docs/architecture.md``): one Kafka record per line, a JSON object::
 
     {"topic": str, "partition": int, "offset": int, "timestamp": int,
      "key": str | null, "value": str | null}

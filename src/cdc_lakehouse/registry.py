@@ -1,13 +1,13 @@
 """The topic registry ``seeds/cdc_topics.csv``: which Kafka topics exist and their format.
 
-One row per topic. Columns (contract of ``architecture.md``):
+One row per topic. Columns (contract of ``docs/architecture.md``):
 
 - ``topic``: Kafka topic name (required, unique).
 - ``format``: one of :data:`FORMATS` (required).
 - ``source_dialect``: SQL dialect of captured DDL (``mysql``, ``oracle``, ``postgres``,
   ``tsql``); empty when unknown.
 - ``canal_legacy_swap``: ``true`` for DTS Canal JSON topics of instances created before
-  2022-03-20, whose ``data`` / ``old`` meanings are swapped (formats.md 4c); else ``false``.
+  2022-03-20, whose ``data`` / ``old`` meanings are swapped (docs/formats.md 4c); else ``false``.
 - ``description``: free text.
 
 The same file is a dbt seed (``cdc_topics``), so SQL models join on it too.

@@ -8,7 +8,7 @@ Two registered topics (seeds/cdc_topics.csv):
   last dot-part, ``tuple``, and all columns identify a row.
 
 Changes are on partitions 1-2, broken records on partition 3. Each case states in a comment
-what a reader of formats.md section 2 expects.
+what a reader of docs/formats.md section 2 expects.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Messages go to the registered topic ``dataworks.sample.mysql`` on partitions 1-3 (the bundled
 sample dump uses partition 0), for tables of database ``edge_db``. Each case states in a
-comment what a reader of formats.md section 1 expects.
+comment what a reader of docs/formats.md section 1 expects.
 """
 
 from __future__ import annotations

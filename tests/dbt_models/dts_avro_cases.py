@@ -3,7 +3,7 @@
 Records go to the registered topic ``dts.cases.avro`` (format dts_avro): changes and control
 records on partitions 0-2, undecodable / quarantined records on partition 4, for tables of
 database ``edge``. They are encoded with the project's encoder (cdc_lakehouse.encode.dts_avro)
-from the schema of formats.md section 4a; each case states what a reader of it expects.
+from the schema of docs/formats.md section 4a; each case states what a reader of it expects.
 Ordering is (sourceTimestamp seconds, id) - the Kafka partition / offset only break ties.
 """
 

@@ -4,7 +4,7 @@ Two registered topics (seeds/cdc_topics.csv): ``dts.edge.canal`` (open-source da
 meaning) with database ``canal_edge``, and ``dts.edge.canal_legacy`` (``canal_legacy_swap``
 true: ``old`` holds the new row, ``data`` the old one, DELETE rows in ``old``) with database
 ``canal_edge_legacy``. Changes are on partitions 1-2, broken messages on partition 3. Each
-case says in a comment what a reader of formats.md section 4c expects.
+case says in a comment what a reader of docs/formats.md section 4c expects.
 """
 
 from __future__ import annotations

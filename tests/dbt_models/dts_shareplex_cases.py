@@ -3,7 +3,7 @@ produce.
 
 Messages go to the registered topic ``dts.cases.shareplex`` (format dts_shareplex_json):
 changes on partitions 0-2, quarantined messages on partition 4, for tables of schema ``EDGE``.
-Each case states what a reader of formats.md section 4b expects. Ordering is (scn, seq) - the
+Each case states what a reader of docs/formats.md section 4b expects. Ordering is (scn, seq) - the
 Kafka partition / offset only break ties.
 """
 

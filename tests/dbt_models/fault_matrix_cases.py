@@ -321,7 +321,7 @@ def _shareplex(format_: str) -> tuple[Callable[..., bytes], list[Fault]]:
     def good(seq: int, row: dict[str, Any]) -> bytes:
         return message(1000 + seq, row)
 
-    # an ins carries no key: the table's key is learned from an upd / del (formats.md 4b)
+    # an ins carries no key: the table's key is learned from an upd / del (docs/formats.md 4b)
     teach_key = message(1100, {"id": 1, "note": "plain"}, op="upd")
     faults = [
         Fault("unknown op", message(1009, GOOD_ROWS[1], op="merge"), "unknown_op", "merge"),

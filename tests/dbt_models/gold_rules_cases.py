@@ -2,7 +2,7 @@
 
 Topic ``gold.rules.canal`` (seeds/cdc_topics.csv), database ``gold_rules``, table ``items``
 (key ``id``). Canal orders by ``es`` (ms), then the row index; a TRUNCATE statement
-(``isDdl``, formats.md 4c) orders on the same key as the table's row changes.
+(``isDdl``, docs/formats.md 4c) orders on the same key as the table's row changes.
 
 Expected current state of ``gold_rules.items`` after every record: ids 3, 4 and 5 only.
 """
@@ -49,7 +49,7 @@ EXPECTED_ITEMS: dict[str, dict[str, str | None]] = {
 
 
 def write_dump(path: Path) -> Path:
-    """Write the records as a topic dump (architecture.md) and return its path."""
+    """Write the records as a topic dump (docs/architecture.md) and return its path."""
     offsets: dict[int, int] = {}
     lines = []
     for partition, value in RECORDS:

@@ -4,7 +4,7 @@ The other ``*_cases.py`` dumps hold inserts, updates, deletes, late changes, key
 partial updates and duplicates, but no truncate between changes of one table. These records
 add them, each on its own registered topic (seeds/cdc_topics.csv):
 
-- ``dataworks.history.mysql`` (DataWorks JSON, formats.md section 1): table
+- ``dataworks.history.mysql`` (DataWorks JSON, docs/formats.md section 1): table
   ``hist_db.hist_orders`` truncated by op TRUNCATE, and ``hist_db.hist_other`` truncated by a
   QUERY record whose statement names the table (the record's schema.source has no table).
 - ``dts.history.avro`` (DTS Avro, section 4a): ``hist.hist_items`` truncated by a DDL record

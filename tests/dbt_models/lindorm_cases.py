@@ -8,7 +8,7 @@ Two registered topics (seeds/cdc_topics.csv), cluster ``ld-edge``, namespace ``e
   identify a row). Broken messages are on its partition 3.
 - ``lindorm.edge.hbase``: HBase table ``profiles`` (``ROW`` key, base64 values).
 
-Each case states in a comment what a reader of formats.md section 3 expects.
+Each case states in a comment what a reader of docs/formats.md section 3 expects.
 """
 
 from __future__ import annotations

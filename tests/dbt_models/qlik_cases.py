@@ -9,7 +9,7 @@ Tables of task ``edge_task`` (source_database), schema ``EDGE``:
 - ``NOKEY`` (``NOKEY-V1``, no primary key: all columns identify the row), sent as a *bare*
   MD message; its DT messages are bare too and name their table (``schema`` / ``table``).
 
-Each case says in a comment what a reader of formats.md section 5 expects.
+Each case says in a comment what a reader of docs/formats.md section 5 expects.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Qlik data messages whose metadata (MD) message arrives in a later ingest batch (issue 19).
 
 Real Qlik topics deliver MD messages on their own schedule, so a data (DT) message can be
-ingested batches before the MD it needs (formats.md section 5: the masks need the column
+ingested batches before the MD it needs (docs/formats.md section 5: the masks need the column
 ordinals, an Avro DT needs the MD's dataSchema). Topics ``qlik.late.json`` (qlik_json) and
 ``qlik.late.avro`` (qlik_avro), task ``late_task``, schema ``LATE``:
 

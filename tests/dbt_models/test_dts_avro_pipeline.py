@@ -1,5 +1,5 @@
 """End to end: dump -> bronze -> dbt build -> silver and gold for dts_avro, against states
-written by hand from formats.md section 4a / seed 003 (the sample topic dts.sample.avro,
+written by hand from docs/formats.md section 4a / seed 003 (the sample topic dts.sample.avro,
 encoded from the documented schema; see cdc_lakehouse.encode.dts_avro_sample) and the edge
 cases of dts_avro_cases.py (topic dts.cases.avro)."""
 
@@ -246,8 +246,8 @@ def test_every_broken_record_is_quarantined_with_its_reason(spark, built_lake):
         assert row["reason_detail"]
         assert (bytes(row["raw_value"]) if row["raw_value"] is not None else None) == raw
     unknown = [r["reason_detail"] for r in rows if r["reason"] == "unknown_op"]
-    assert (
-        unknown[0] == "operation COMMAND has no mapping in the normalized vocabulary (formats.md)"
+    assert unknown[0] == (
+        "operation COMMAND has no mapping in the normalized vocabulary (docs/formats.md)"
     )
 
 

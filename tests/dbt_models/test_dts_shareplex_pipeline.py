@@ -1,5 +1,5 @@
 """End to end: dump -> bronze -> dbt build -> silver and gold for dts_shareplex_json, against
-states written by hand from formats.md section 4b and the three Shareplex examples of seed
+states written by hand from docs/formats.md section 4b and the three Shareplex examples of seed
 003 (sample_data/dump/dts.sample.shareplex.jsonl) and the edge cases of
 dts_shareplex_cases.py (topic dts.cases.shareplex).
 

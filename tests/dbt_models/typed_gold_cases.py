@@ -2,13 +2,13 @@
 
 Three registered topics (seeds/cdc_topics.csv), database ``typed_cases``:
 
-- ``typed.cases.dataworks``: DataWorks JSON (formats.md 1) table ``dw_types`` with every
+- ``typed.cases.dataworks``: DataWorks JSON (docs/formats.md 1) table ``dw_types`` with every
   DataWorks type: LONG, BOOLEAN, DOUBLE (as a number and as the string producers send),
   DATE (epoch ms), BYTES (base64), STRING.
-- ``typed.cases.canal``: DTS Canal JSON (formats.md 4c) table ``canal_types`` with MySQL types:
+- ``typed.cases.canal``: DTS Canal JSON (docs/formats.md 4c) table ``canal_types`` with MySQL types:
   bigint unsigned, decimal(30,6), decimal(65,30) (too wide for Spark), datetime(3), timestamp,
   date, tinyint, bit(1), varchar.
-- ``typed.cases.lindorm``: Lindorm Debezium (formats.md 3) SQL table ``lindorm_types`` with a
+- ``typed.cases.lindorm``: Lindorm Debezium (docs/formats.md 3) SQL table ``lindorm_types`` with a
   Kafka Connect schema: int64, boolean, float64, bytes (base64), int64 Timestamp (epoch ms).
 
 :data:`EXPECTED` holds the typed values each table's generated model must give.

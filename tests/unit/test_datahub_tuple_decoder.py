@@ -1,5 +1,5 @@
 """Unit tests of cdc_lakehouse.decode.datahub_tuple (no Spark): the meta columns, the data
-columns' exact text and the structural errors, per formats.md section 2 (seed 002)."""
+columns' exact text and the structural errors, per docs/formats.md section 2 (seed 002)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Unit tests of cdc_lakehouse.decode.dataworks (no Spark): the envelope fields and the
-structural errors, per formats.md section 1."""
+structural errors, per docs/formats.md section 1."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Unit tests of cdc_lakehouse.decode.dts_avro (no Spark): both schema revisions, every image
-value type, the NULL / NONE states and the structural errors, per formats.md section 4a."""
+value type, the NULL / NONE states and the structural errors, per docs/formats.md section 4a."""
 
 from __future__ import annotations
 
@@ -491,7 +491,7 @@ def test_truncating_exactly_the_born_timestamp_gives_a_valid_old_revision_record
 # b varchar(100)): an insert, an update, a delete and the CREATE TABLE. They are re-encoded
 # here from the printed dicts with the schema (the bytes themselves are not published).
 # Note bornTimestamp: it is equal to sourceTimestamp, i.e. in seconds, not the milliseconds
-# formats.md describes.
+# the schema documents (docs/formats.md 4a).
 
 _DEMO_TAGS = {
     "metaVersion": "3109599372",

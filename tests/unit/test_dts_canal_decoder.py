@@ -1,6 +1,6 @@
 """Unit tests of cdc_lakehouse.decode.dts_canal (no Spark): the fields of a Canal JSON message,
 multi-row messages, the before / after images in both data / old meanings, the traps of
-formats.md section 4c and every structural error."""
+docs/formats.md section 4c and every structural error."""
 
 from __future__ import annotations
 
@@ -198,7 +198,7 @@ def test_message_without_rows_is_one_row_without_images(data):
     assert row["before_image"] is None and row["after_image"] is None
 
 
-# --- images: the traps of formats.md 4c ------------------------------------------------------
+# --- images: the traps of docs/formats.md 4c --------------------------------------------------
 
 
 def test_null_in_old_means_changed_from_null():

@@ -1,5 +1,5 @@
 """Unit tests of cdc_lakehouse.decode.dts_shareplex (no Spark): each meta field, the data / key
-images, the time and number encodings, and every structural error (formats.md section 4b)."""
+images, the time and number encodings, and every structural error (docs/formats.md section 4b)."""
 
 from __future__ import annotations
 

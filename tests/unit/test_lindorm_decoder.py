@@ -1,6 +1,6 @@
 """Unit tests of cdc_lakehouse.decode.lindorm (no Spark): the Debezium V2.0 envelope of Lindorm
 data subscription, HBase vs SQL tables, whole-row images and the structural errors, per
-formats.md section 3 (seed 001)."""
+docs/formats.md section 3 (seed 001)."""
 
 from __future__ import annotations
 

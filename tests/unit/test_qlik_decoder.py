@@ -1,6 +1,6 @@
 """Unit tests of cdc_lakehouse.decode.qlik and cdc_lakehouse.encode.qlik_avro (no Spark):
 framing with and without the atMSG envelope, metadata, masks, images, metadata matching,
-Avro, the structural errors (formats.md section 5; seed 004), and real published messages."""
+Avro, the structural errors (docs/formats.md section 5; seed 004), and real published messages."""
 
 from __future__ import annotations
 

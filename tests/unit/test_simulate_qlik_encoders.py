@@ -1,7 +1,7 @@
 """Unit tests of the simulator's Qlik encoders (``qlik_json``, ``qlik_avro``): a hand-made
 history with every op and every logical type goes through the project's decoder
 (``cdc_lakehouse.decode.qlik``, MD messages collected first as the dbt model does) and comes
-back with the right ops, images, masks, key columns and column types (formats.md section 5,
+back with the right ops, images, masks, key columns and column types (docs/formats.md section 5,
 seed 004). No Spark."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 {#
     DataHub Tuple records (stg_datahub_tuple__records) in the normalized vocabulary of
-    formats.md: every decoded record classified as a change or a quarantined record (Tuple
+    docs/formats.md: every decoded record classified as a change or a quarantined record (Tuple
     carries no DDL and no heartbeats), with its normalized op, key columns, row keys and
-    ordering key. Source: formats.md section 2 (seed 002).
+    ordering key. Source: docs/formats.md section 2 (seed 002).
 
     - Op: _operation_type_ I / U / D -> insert / update / delete (case-sensitive). An update is
       two records sharing _sequence_id_: the before half (_before_image_ = Y) and the after

@@ -1,11 +1,11 @@
 {#
-    DataWorks / DataHub Blob messages in the normalized vocabulary of formats.md: every decoded
+    DataWorks / DataHub Blob messages in the normalized vocabulary of docs/formats.md: every decoded
     envelope classified as a change, a control event, a DDL or a quarantined record, with its
     normalized op, key columns, row keys and ordering key.
 
     Ordering key (text, fixed width up to the topic, compares like the tuple): sequenceId as a
     30-digit number, then the image rank (0 = update-before half, 1 = anything else), then Kafka
-    partition, offset and topic (macro kafka_ordering_tail). Source: formats.md section 1.
+    partition, offset and topic (macro kafka_ordering_tail). Source: docs/formats.md section 1.
 
     A table, not a view: four silver models and its tests read it, and as a view each of them
     would plan and run the classification and the pairing join again.

@@ -1,14 +1,14 @@
 {#
-    DTS Avro records (stg_dts_avro__records) in the normalized vocabulary of formats.md: every
+    DTS Avro records (stg_dts_avro__records) in the normalized vocabulary of docs/formats.md: every
     decoded Record classified as a change, a control event, a DDL or a quarantined record,
-    with its normalized op, key columns, row keys and ordering key. Source: formats.md
+    with its normalized op, key columns, row keys and ordering key. Source: docs/formats.md
     section 4a (seed 003).
 
     - operation: INSERT / UPDATE / DELETE -> insert / update / delete; INIT / FILL (full
       load) -> snapshot; DDL -> ddl (afterImages holds the statement); BEGIN, COMMIT,
       ROLLBACK / ABORT -> control transaction_begin / _commit / _rollback; HEARTBEAT /
       CHECKPOINT -> control heartbeat. COMMAND, FINISH, CONTROL, RDB and NOOP have no entry
-      in formats.md's normalized vocabulary: they are never guessed, they go to quarantine
+      in docs/formats.md's normalized vocabulary: they are never guessed, they go to quarantine
       as unknown_op (raw bytes kept for a replay once a mapping is decided).
     - Keys: tags["pk_uk_info"]: PRIMARY (key_source primary_key), else the first unique key
       (unique_key); without one, every column of `fields` (all_columns). The row an UPDATE
@@ -23,7 +23,7 @@
       kafka_ordering_tail).
     - event_time: sourceTimestamp (seconds). capture_time: tags["readerThroughoutTime"]
       (epoch ms, when DTS read the log record); bornTimestamp is not used (real producers
-      write it in seconds, formats.md says ms). source_schema_version: tags["metaVersion"].
+      write it in seconds, the schema says ms). source_schema_version: tags["metaVersion"].
 
     A table, not a view (see stg_dataworks__events): four silver models and tests read it.
 
@@ -99,7 +99,7 @@ checked as (
             when op_kind is null
                 then concat(
                     'operation ', operation,
-                    ' has no mapping in the normalized vocabulary (formats.md)'
+                    ' has no mapping in the normalized vocabulary (docs/formats.md)'
                 )
             when op_kind = 'ddl' and ddl_text is null
                 then 'DDL record without the statement text in afterImages'

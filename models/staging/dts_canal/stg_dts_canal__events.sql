@@ -1,8 +1,8 @@
 {#
     DTS / open-source Canal JSON rows (stg_dts_canal__rows) in the normalized vocabulary of
-    formats.md: every row of every message classified as a change, a DDL or a quarantined
+    docs/formats.md: every row of every message classified as a change, a DDL or a quarantined
     record, with its normalized op, key columns, row keys and ordering key. Canal has no
-    heartbeats or transaction markers, so no control rows. Source: formats.md section 4c
+    heartbeats or transaction markers, so no control rows. Source: docs/formats.md section 4c
     (seed 003).
 
     - type INSERT / UPDATE / DELETE / INIT -> insert / update / delete / snapshot (case-
@@ -15,8 +15,8 @@
       silver.quarantine keeps one row per Kafka record.
     - Ordering key (text, fixed width up to the topic, compares like the tuple): es (ms) as 20
       digits, then 0 for a full-load INIT row / 1 for a change (snapshot first within the same
-      millisecond; formats.md does not order INIT rows before changes otherwise, so es decides),
-      then Kafka partition (10), offset (20), row index (10) and topic, dot-separated (macro
+      millisecond; the vendor documents do not order INIT rows before changes otherwise, so es
+      decides), then Kafka partition (10), offset (20), row index (10) and topic, dot-separated (macro
       kafka_ordering_tail). es is not unique: the changes of one row in the same millisecond are
       ordered by their Kafka position.
 

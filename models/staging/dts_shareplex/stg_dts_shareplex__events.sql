@@ -1,7 +1,7 @@
 {#
     DTS Shareplex JSON messages (stg_dts_shareplex__messages) in the normalized vocabulary of
-    formats.md: every decoded message classified as a change, a DDL or a quarantined record,
-    with its normalized op, images, key columns, row keys and ordering key. Source: formats.md
+    docs/formats.md: every decoded message classified as a change, a DDL or a quarantined record,
+    with its normalized op, images, key columns, row keys and ordering key. Source: docs/formats.md
     section 4b (seed 003). Shareplex sends no heartbeats and no transaction markers: the
     transaction position (seq of size) is on every change instead.
 

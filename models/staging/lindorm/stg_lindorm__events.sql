@@ -1,8 +1,8 @@
 {#
     Lindorm data subscription messages (Debezium format V2.0, stg_lindorm__envelopes) in the
-    normalized vocabulary of formats.md: every decoded envelope classified as a change or a
+    normalized vocabulary of docs/formats.md: every decoded envelope classified as a change or a
     quarantined record (Lindorm sends no DDL, heartbeats or transaction markers), with its
-    normalized op, key columns, row keys and ordering key. Source: formats.md section 3
+    normalized op, key columns, row keys and ordering key. Source: docs/formats.md section 3
     (seed 001).
 
     - Op: payload.op c / u / d / r -> insert / update / delete / snapshot (case-sensitive).

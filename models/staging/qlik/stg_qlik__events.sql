@@ -1,10 +1,10 @@
 {#
     Qlik Replicate / Talend Data Integration messages (stg_qlik__messages) in the normalized
-    vocabulary of formats.md section 5 (seed 004): every decoded record classified as a
+    vocabulary of docs/formats.md section 5 (seed 004): every decoded record classified as a
     change (data message), a ddl row (metadata message = one table version) or a quarantined
     record, with its normalized op, key columns, row keys and ordering key.
 
-    Ordering key (text, fixed width up to the topic, compares like the tuple of formats.md):
+    Ordering key (text, fixed width up to the topic, compares like the tuple of docs/formats.md):
         rank . sequence(35) . partition(10) . offset(20) . topic (macro kafka_ordering_tail)
     - rank 2, changeSequence (35 digits, YYYYMMDDHHmmSShh + 19-digit counter, compared as
       text; shorter digit strings are left-padded with zeros) for INSERT / UPDATE / DELETE;

@@ -9,7 +9,7 @@ an exception: what cannot be translated is kept with its status and reason):
   ``TRUNCATE TABLE <meta.table>``): the statement is translated by
   :func:`cdc_lakehouse.ddl.translate.translate` in the record's dialect (the topic's registry
   ``source_dialect``, else the message's db type).
-- Shareplex ``DROP COLUMN``: no statement; the message (formats.md 4b, seed 003 lists the op
+- Shareplex ``DROP COLUMN``: no statement; the message (docs/formats.md 4b, seed 003 lists the op
   without a payload description) names the dropped column(s) as the keys of ``data`` (else of
   ``key``); the change is a ``drop_column`` per column.
 - Qlik metadata (``METADATA``): the difference between the table's previous declared structure

@@ -1,7 +1,7 @@
 """Schema changes of a table from two versions of its declared structure (Qlik metadata).
 
 Qlik Replicate sends no DDL text: after a source DDL it sends a new metadata (MD) message with
-``tableVersion`` incremented and the table's new ``tableStructure`` (formats.md section 5, seed
+``tableVersion`` incremented and the table's new ``tableStructure`` (docs/formats.md section 5, seed
 004). :func:`structure_changes` derives the column changes from the previous and the new
 structure, in the same vocabulary as :func:`cdc_lakehouse.ddl.translate.translate`:
 

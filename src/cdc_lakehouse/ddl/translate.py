@@ -2,7 +2,7 @@
 
 A CDC message that carries a schema change holds the statement text as the source database ran
 it (DataWorks ``payload.ddl.text``, DTS Canal ``sql`` with ``isDdl``, DTS Avro ``DDL``
-``afterImages``, Qlik ``DROP COLUMN`` events ...; see ``/work/shared/formats.md``).
+``afterImages``; see ``docs/formats.md``).
 :func:`translate` parses that text with sqlglot in the source dialect and returns, in statement
 order, one :class:`SchemaChange` per change: a multi-clause ``ALTER TABLE`` gives one change per
 clause, ``DROP TABLE a, b`` one per table, MySQL ``CHANGE old new type`` a ``rename_column``
@@ -44,7 +44,7 @@ a table rename and is corrected; sqlglot folds T-SQL ``FLOAT`` and ``REAL``, MyS
 ``BIGINT``, so those type keywords are re-tagged at token level before parsing; sqlglot logs
 "unsupported syntax" warnings, which are silenced while :func:`translate` runs.
 
-Sources: ``/work/shared/formats.md`` (where DDL text appears in each message format); MySQL 8.0
+Sources: ``docs/formats.md`` (where DDL text appears in each message format); MySQL 8.0
 Reference Manual (ALTER TABLE, CHANGE/MODIFY, RENAME TABLE, data types); Oracle Database SQL
 Language Reference (ALTER TABLE, RENAME, data types: NUMBER, DATE, FLOAT); PostgreSQL
 documentation (ALTER TABLE, data types); SQL Server Transact-SQL reference (ALTER TABLE,

@@ -1,4 +1,4 @@
-"""Decoder of DataHub Tuple records on Kafka (formats.md section 2; seed 002).
+"""Decoder of DataHub Tuple records on Kafka (docs/formats.md section 2; seed 002).
 
 A DataWorks real-time sync to a DataHub Tuple topic writes one table per topic; each record
 is the table's columns plus the meta columns of DataWorks Data Integration. When the record

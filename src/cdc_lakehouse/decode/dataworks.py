@@ -1,4 +1,5 @@
-"""Decoder of the DataWorks / DataHub Blob JSON envelope (formats.md section 1; seeds 000, 002).
+"""Decoder of the DataWorks / DataHub Blob JSON envelope (docs/formats.md section 1; seeds 000
+and 002).
 
 Input: Arrow batches with at least ``topic string, partition int, offset bigint, value binary``
 (rows of ``bronze.kafka_records``); every input column is passed through unchanged. Output adds

@@ -1,4 +1,4 @@
-"""Decoder of Alibaba DTS Avro records (formats.md section 4a; seed 003).
+"""Decoder of Alibaba DTS Avro records (docs/formats.md section 4a; seed 003).
 
 Input: Arrow batches with at least ``value binary`` (rows of ``bronze.kafka_records``); every
 input column is passed through unchanged. Each value is one ``com.alibaba.dts.formats.avro.Record``
@@ -25,7 +25,7 @@ revision is accepted only when the read consumes exactly all bytes. Output adds
   binlog type code for MySQL sources), in order; NULL when ``fields`` is null or a string.
   A column name listed twice is ``invalid_field_value``.
 - ``column_types``: column -> type text in column order: for ``sourceType = MySQL`` the binlog
-  type name of :data:`MYSQL_TYPE_NAMES` (formats.md 4a; an unlisted code stays a number),
+  type name of :data:`MYSQL_TYPE_NAMES` (docs/formats.md 4a; an unlisted code stays a number),
   for every other source the ``dataTypeNumber`` as text (its meaning is source-specific).
 - ``before_image`` / ``after_image``: map column -> value text, aligned positionally with
   ``fields``. The map is NULL when the image is Avro null (or a string). Three states per
@@ -36,10 +36,11 @@ revision is accepted only when the read consumes exactly all bytes. Output adds
   there is no after image array.
 - ``ddl_text``: ``afterImages`` when ``operation = DDL`` and it is a string.
 - ``born_timestamp_ms``: ``bornTimestamp`` of the newer revision as sent; NULL for the older.
-  formats.md says epoch milliseconds, but real producers write epoch *seconds* (the records
-  printed by the public demo cloudkdb/demo, aliyun-dts-subscribe-python/dts_subscribe.py,
-  have ``bornTimestamp`` equal to ``sourceTimestamp``), so it is kept raw and not used as a
-  time; the SQL model takes the capture time from ``tags["readerThroughoutTime"]`` (ms).
+  The schema documents epoch milliseconds, but real producers write epoch *seconds*
+  (docs/formats.md 4a: the records printed by the public demo cloudkdb/demo,
+  aliyun-dts-subscribe-python/dts_subscribe.py, have ``bornTimestamp`` equal to
+  ``sourceTimestamp``), so it is kept raw and not used as a time; the SQL model takes the
+  capture time from ``tags["readerThroughoutTime"]`` (ms).
 - A negative ``id`` or ``sourceTimestamp`` is ``invalid_field_value``: they form the ordering
   key, which is fixed-width non-negative digits. So is a ``sourceTimestamp`` after the year
   9999, or a ``tags["readerThroughoutTime"]`` that is not epoch milliseconds in the years
@@ -125,7 +126,7 @@ FIELDS = DTS_FIELDS
 """The decoder's output fields (the name every decoder module exports)."""
 _NAMES = [f.name for f in DTS_FIELDS]
 
-# MySQL binlog column type code -> type name (formats.md section 4a).
+# MySQL binlog column type code -> type name (docs/formats.md section 4a).
 MYSQL_TYPE_NAMES: dict[int, str] = {
     0: "DECIMAL",
     1: "TINY",

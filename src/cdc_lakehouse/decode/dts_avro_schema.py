@@ -1,4 +1,4 @@
-"""Avro schema `com.alibaba.dts.formats.avro.Record` of DTS Avro (formats.md 4a; seed 003).
+"""Avro schema `com.alibaba.dts.formats.avro.Record` of DTS Avro (docs/formats.md 4a; seed 003).
 
 Two revisions, as Python dicts ready for :func:`fastavro.parse_schema`:
 
@@ -6,7 +6,7 @@ Two revisions, as Python dicts ready for :func:`fastavro.parse_schema`:
 - :func:`record_schema` ``(with_born_timestamp=True)``: the newer revision, which appends
   ``bornTimestamp`` long (epoch milliseconds, default 0).
 
-Field order and union member order follow formats.md exactly; the binary encoding depends on
+Field order and union member order follow docs/formats.md exactly; the binary encoding depends on
 both. Value types (union members of the image arrays) are defined once, in ``beforeImages``,
 and referenced by full name in ``afterImages`` (Avro forbids redefining a named type).
 :data:`PARSED_OLD` / :data:`PARSED_NEW` are the parsed schemas.

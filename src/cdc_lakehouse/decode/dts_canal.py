@@ -1,4 +1,4 @@
-"""Decoder of DTS / open-source Canal JSON messages (formats.md section 4c; seed 003).
+"""Decoder of DTS / open-source Canal JSON messages (docs/formats.md section 4c; seed 003).
 
 Input: Arrow batches with at least ``value binary`` (rows of ``bronze.kafka_records``); every
 input column is passed through unchanged (repeated for each row of a multi-row message).
@@ -45,10 +45,10 @@ Open-source meaning (``legacy_swap=False``; DTS instances created or restarted f
 - UPDATE: ``after_image = data[i]``; ``before_image = data[i]`` overlaid with ``old[i]``: a
   column absent from ``old`` did not change, so its old value equals ``data``'s; a column
   present in ``old`` with JSON null was changed *from NULL* (canal writes ``old`` only for
-  updated columns and puts null for an old SQL NULL). This is the formats.md trap: parsers that
-  read ``old`` into a fixed row type cannot tell "changed from NULL" from "not in old" and copy
-  the new value into the before image. An UPDATE without ``old`` (canal omits it when no row
-  had an updated column) has ``before_image = data[i]``.
+  updated columns and puts null for an old SQL NULL). This is the trap of docs/formats.md 4c:
+  parsers that read ``old`` into a fixed row type cannot tell "changed from NULL" from "not in
+  old" and copy the new value into the before image. An UPDATE without ``old`` (canal omits
+  it when no row had an updated column) has ``before_image = data[i]``.
 - DELETE: ``before_image = data[i]``.
 
 Legacy meaning (``legacy_swap=True``, the registry's ``canal_legacy_swap``; instances created

@@ -1,4 +1,4 @@
-"""Decoder of DTS Shareplex JSON (formats.md section 4b; seed 003).
+"""Decoder of DTS Shareplex JSON (docs/formats.md section 4b; seed 003).
 
 Input: Arrow batches with at least ``value binary`` (rows of ``bronze.kafka_records``); every
 input column is passed through unchanged. Each value is one JSON object

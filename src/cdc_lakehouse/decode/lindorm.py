@@ -1,4 +1,4 @@
-"""Decoder of Lindorm data subscription messages, Debezium format V2.0 (formats.md section 3;
+"""Decoder of Lindorm data subscription messages, Debezium format V2.0 (docs/formats.md section 3;
 seed 001).
 
 Message: ``{"schema": {...Kafka Connect struct...} | {}, "payload": {"op", "ts_ms", "before",

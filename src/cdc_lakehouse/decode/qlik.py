@@ -1,5 +1,5 @@
 """Decoder of Qlik Replicate / Qlik Talend Data Integration Kafka messages, JSON and Avro
-(formats.md section 5; seed 004).
+(docs/formats.md section 5; seed 004).
 
 Framing (decided here; the registry format says which one a topic uses):
 

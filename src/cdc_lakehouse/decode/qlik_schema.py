@@ -2,7 +2,7 @@
 
 Shared by the decoder (:mod:`cdc_lakehouse.decode.qlik`) and the encoder
 (:mod:`cdc_lakehouse.encode.qlik_avro`). Source: seed 004 (metadata and data message fields,
-formats.md section 5) and Qlik's public "Replicate envelope" page (the envelope schema below
+docs/formats.md section 5) and Qlik's public "Replicate envelope" page (the envelope schema below
 is the one published there, field for field).
 
 - :data:`ENVELOPE_SCHEMA`: ``MessageEnvelope``; ``magic`` is the fixed 5 bytes ``atMSG``,

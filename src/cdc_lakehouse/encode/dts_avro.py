@@ -1,4 +1,4 @@
-"""Encoder of DTS Avro records (formats.md section 4a; seed 003): the inverse of
+"""Encoder of DTS Avro records (docs/formats.md section 4a; seed 003): the inverse of
 :mod:`cdc_lakehouse.decode.dts_avro`, for sample data, tests and the change simulator.
 
 Build a ``com.alibaba.dts.formats.avro.Record`` dict with :func:`make_record` from a friendly

@@ -1,4 +1,4 @@
-"""The bundled DTS Avro sample topic ``dts.sample.avro`` (formats.md 4a; seed 003).
+"""The bundled DTS Avro sample topic ``dts.sample.avro`` (docs/formats.md 4a; seed 003).
 
 Seed 003 has no DTS Avro message, only the pointer to the ``Record`` schema: the sample is
 encoded by :mod:`cdc_lakehouse.encode.dts_avro` from that schema. Table ``mydb.t1`` replays

@@ -1,7 +1,7 @@
 """Encoder of Qlik Replicate / Qlik Talend Data Integration Kafka messages in Avro.
 
 Produces exactly what :mod:`cdc_lakehouse.decode.qlik` reads for the ``qlik_avro`` format
-(formats.md section 5, seed 004):
+(docs/formats.md section 5, seed 004):
 
 - every Kafka value is one Avro ``MessageEnvelope`` (plain Avro binary, no schema-registry
   header) with ``magic = atMSG`` and ``type`` ``MD`` or ``DT``;

@@ -19,7 +19,7 @@ load, then INSERT / UPDATE / DELETE during CDC), for the table ``SALES.CUSTOMERS
   topic's only table). Avro - the same INSERT as a self-describing envelope (data schema
   embedded in ``messageSchema``) that names its metadata by ``externalSchemaId``.
 
-``qlik.sample.json`` carries them as JSON (the envelope of formats.md, values as strings like
+``qlik.sample.json`` carries them as JSON (the envelope of docs/formats.md, values as strings like
 real Replicate output, binary as hex digits); ``qlik.sample.avro`` as Avro encoded by
 :mod:`cdc_lakehouse.encode.qlik_avro` (ID as int, PHOTO as bytes, the rest strings).
 """
@@ -184,7 +184,7 @@ def json_data_message(table: QlikTable, spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def json_envelope(message_type: str, message: dict[str, Any], schema_id: str | None) -> dict:
-    """The JSON ``atMSG`` envelope of formats.md section 5."""
+    """The JSON ``atMSG`` envelope of docs/formats.md section 5."""
     return {
         "magic": "atMSG",
         "type": message_type,
@@ -241,7 +241,7 @@ def avro_values(table: QlikTable = CUSTOMERS) -> list[bytes]:
 
 
 def dump_lines(topic: str, values: list[str] | list[bytes]) -> str:
-    """Topic dump JSON Lines (architecture.md) of ``values`` on partition 0."""
+    """Topic dump JSON Lines (docs/architecture.md) of ``values`` on partition 0."""
     lines = []
     for offset, value in enumerate(values):
         record: dict[str, Any] = {

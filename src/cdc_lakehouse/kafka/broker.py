@@ -7,7 +7,7 @@ storage (everything is gone when it stops) and waits until it accepts connection
 ``python -m cdc_lakehouse.kafka.broker [--port 9092]`` runs one in the foreground until
 SIGINT / SIGTERM (``make kafka-broker``).
 
-Tansu quirks (see ``architecture.md``): the LATEST watermark can be lower than the real end,
+Tansu quirks (see ``docs/architecture.md``): the LATEST watermark can be lower than the real end,
 consumer group joins are slow; the ingest job reads by assignment and finds real ends itself.
 """
 

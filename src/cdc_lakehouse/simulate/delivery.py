@@ -28,7 +28,7 @@ duplicates, corrupted records) and how ingest batches cut it (out of order acros
 Continuing (a second history part, ``generate(..., after=h1)``): ``deliver(messages2, config,
 after=delivery1)`` continues offsets and round robin where ``delivery1`` ended.
 
-:func:`write_dump` writes a batch as a topic dump (architecture.md, read by
+:func:`write_dump` writes a batch as a topic dump (docs/architecture.md, read by
 :mod:`cdc_lakehouse.dump`); :func:`produce` sends it to Kafka with
 :mod:`cdc_lakehouse.kafka.produce`.
 """

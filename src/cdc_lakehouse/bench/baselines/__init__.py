@@ -53,7 +53,7 @@ class BaselineResult:
 
 def row_key(key_columns: Iterable[str], values: Mapping[str, str | None]) -> str:
     """The pipeline's canonical row key: compact JSON object of key column -> value text, keys
-    sorted, non-ASCII kept (``{"line_no":"1","order_id":"10000000004"}``); architecture.md,
+    sorted, non-ASCII kept (``{"line_no":"1","order_id":"10000000004"}``); docs/architecture.md,
     ``gold.current_rows.row_key``."""
     return json.dumps(
         {column: values.get(column) for column in sorted(key_columns)},

@@ -2,7 +2,7 @@
 decoders that the floor (:mod:`.python_floor`) and the two Avro paths of DuckDB and PySpark
 share.
 
-Facts per format (formats.md; the project's decoders in ``src/cdc_lakehouse/decode/`` and the
+Facts per format (docs/formats.md; the project's decoders in ``src/cdc_lakehouse/decode/`` and the
 ``ordering_key`` expressions of ``models/staging/<folder>/stg_<format>__events.sql``); a
 tuple compares part by part, so a duplicate re-delivered later (same key up to its higher
 offset) never beats a newer change. Every ordering key ends in the Kafka topic, as the
@@ -10,30 +10,30 @@ pipeline's do (macro ``kafka_ordering_tail``): changes with equal format fields,
 and offset (one table through two topics) order by topic name, and two different changes
 never tie:
 
-- ``dataworks_json``, ``datahub_blob`` (formats.md 1, 2): table ``schema.source.tableName``,
+- ``dataworks_json``, ``datahub_blob`` (docs/formats.md 1, 2): table ``schema.source.tableName``,
   op ``payload.op``; row ``payload.after.dataColumn`` (INSERT, UPDATE_AFTER) or
   ``payload.before.dataColumn`` (DELETE, and the UPDATE_BEFOR(E) half of a split update);
   ordering key (``sequenceId`` as a number, 0 for a before half else 1, partition, offset,
   topic).
-- ``datahub_tuple`` (formats.md 2): table ``_source_table_`` (else the topic's last part), op
+- ``datahub_tuple`` (docs/formats.md 2): table ``_source_table_`` (else the topic's last part), op
   ``_operation_type_`` I / U / D; row = the flat record without its ``_..._`` meta columns;
   ordering key (``_sequence_id_`` as a number, 0 when ``_before_image_`` = Y else 1,
   partition, offset, topic).
-- ``lindorm_debezium`` (formats.md 3): table ``payload.source.table``, op ``payload.op``; row
+- ``lindorm_debezium`` (docs/formats.md 3): table ``payload.source.table``, op ``payload.op``; row
   ``payload.after`` (c, u, r) or ``payload.before`` (d); ordering key (``source.ts_ms``,
   ``payload.ts_ms``, partition, offset, topic).
-- ``dts_avro`` (formats.md 4a): table = last part of ``objectName``, op ``operation``; row =
+- ``dts_avro`` (docs/formats.md 4a): table = last part of ``objectName``, op ``operation``; row =
   ``beforeImages`` overlaid by ``afterImages`` (positional with ``fields``; EmptyObject NONE =
   not provided); ordering key (0 for INIT / FILL else 1, ``sourceTimestamp``, ``id``,
   partition, offset, topic).
-- ``dts_shareplex_json`` (formats.md 4b): table = ``meta.table`` after the dot, op ``meta.op``;
+- ``dts_shareplex_json`` (docs/formats.md 4b): table = ``meta.table`` after the dot, op ``meta.op``;
   row ``data`` (ins), ``key`` overlaid by ``data`` (upd: ``data`` holds only the changed
   columns), ``data`` = the key (del); ordering key (``scn`` as a number, ``seq``, partition,
   offset, topic).
-- ``dts_canal_json`` (formats.md 4c): table ``table``, op ``type``; each element of ``data``
+- ``dts_canal_json`` (docs/formats.md 4c): table ``table``, op ``type``; each element of ``data``
   is one change (the row after INSERT / UPDATE, the deleted row of DELETE); ordering key
   (``es``, 0 for INIT else 1, partition, offset, index in ``data``, topic).
-- ``qlik_json``, ``qlik_avro`` (formats.md 5): table = ``lineage.table`` of the MD message
+- ``qlik_json``, ``qlik_avro`` (docs/formats.md 5): table = ``lineage.table`` of the MD message
   whose ``schemaId`` the DT message's ``messageSchemaId`` names, op ``headers.operation``;
   row ``message.data`` (a DELETE's too); ordering key (1 for REFRESH else 2,
   ``changeSequence`` as text, partition, offset, topic).
@@ -101,7 +101,7 @@ Decoder: TypeAlias = Callable[[Iterable[Value]], Iterator[Change]]
 def text(value: Any) -> str | None:
     """The text of a decoded value: strings as they are, integers in decimal, booleans
     ``true`` / ``false``, doubles as Python ``repr``, bytes as upper-case hex (Qlik Avro
-    BYTES, formats.md 5), None for NULL. Only int and string texts are compared."""
+    BYTES, docs/formats.md 5), None for NULL. Only int and string texts are compared."""
     if value is None or type(value) is str:
         return value
     if value is True:
@@ -127,7 +127,7 @@ def check_format(format_: str) -> None:
 
 
 def dataworks_changes(values: Iterable[Value]) -> Iterator[Change]:
-    """DataWorks / DataHub Blob envelopes (formats.md 1 and 2): one change per DML message;
+    """DataWorks / DataHub Blob envelopes (docs/formats.md 1 and 2): one change per DML message;
     a split update's UPDATE_BEFOR(E) half ranks below its UPDATE_AFTER half."""
     loads = orjson.loads
     for topic, partition, offset, raw in values:
@@ -158,11 +158,11 @@ TUPLE_META = (
     "_before_image_",
     "_after_image_",
 )
-"""Meta columns of a DataHub Tuple record (formats.md 2; both spellings of the time)."""
+"""Meta columns of a DataHub Tuple record (docs/formats.md 2; both spellings of the time)."""
 
 
 def datahub_tuple_changes(values: Iterable[Value]) -> Iterator[Change]:
-    """DataHub Tuple records (formats.md 2): the record is the row plus meta columns; an
+    """DataHub Tuple records (docs/formats.md 2): the record is the row plus meta columns; an
     update is two records sharing ``_sequence_id_``, the before half (Y / N) ranking first."""
     loads = orjson.loads
     for topic, partition, offset, raw in values:
@@ -181,7 +181,7 @@ def datahub_tuple_changes(values: Iterable[Value]) -> Iterator[Change]:
 
 
 def lindorm_changes(values: Iterable[Value]) -> Iterator[Change]:
-    """Lindorm Debezium V2.0 (formats.md 3). A NULL column is absent from the image (Lindorm
+    """Lindorm Debezium V2.0 (docs/formats.md 3). A NULL column is absent from the image (Lindorm
     keeps no cell for it); the row then simply lacks the column."""
     loads = orjson.loads
     for topic, partition, offset, raw in values:
@@ -201,7 +201,7 @@ def lindorm_changes(values: Iterable[Value]) -> Iterator[Change]:
 
 
 def shareplex_changes(values: Iterable[Value]) -> Iterator[Change]:
-    """DTS Shareplex JSON (formats.md 4b): ``ins`` / ``upd`` / ``del`` (and the documented
+    """DTS Shareplex JSON (docs/formats.md 4b): ``ins`` / ``upd`` / ``del`` (and the documented
     INSERT / UPDATE / DELETE spellings); ``upd`` carries the key in ``key`` and only the
     changed columns in ``data``."""
     loads = orjson.loads
@@ -228,7 +228,7 @@ _CANAL_DML = {"INSERT": (1, False), "UPDATE": (1, False), "DELETE": (1, True), "
 
 
 def canal_changes(values: Iterable[Value]) -> Iterator[Change]:
-    """DTS Canal JSON, open-source meaning (formats.md 4c): every element of ``data`` is its
+    """DTS Canal JSON, open-source meaning (docs/formats.md 4c): every element of ``data`` is its
     own change (the row after an INSERT / UPDATE, the deleted row of a DELETE)."""
     loads = orjson.loads
     for topic, partition, offset, raw in values:
@@ -260,7 +260,7 @@ def _qlik_change(
 
 
 def qlik_json_changes(values: Iterable[Value]) -> Iterator[Change]:
-    """Qlik JSON ``atMSG`` envelopes (formats.md 5): MD messages map ``schemaId`` -> table;
+    """Qlik JSON ``atMSG`` envelopes (docs/formats.md 5): MD messages map ``schemaId`` -> table;
     a DT message names its table by ``messageSchemaId``. MD messages have no Kafka key, so
     they may sit in another partition than the DT messages: a DT whose MD comes later in the
     input waits until the end."""
@@ -363,7 +363,7 @@ def _dts_record(raw: bytes) -> dict[str, Any]:
 
 
 def dts_avro_changes(values: Iterable[Value]) -> Iterator[Change]:
-    """DTS Avro (formats.md 4a): INSERT / UPDATE / DELETE records (INIT / FILL rank first);
+    """DTS Avro (docs/formats.md 4a): INSERT / UPDATE / DELETE records (INIT / FILL rank first);
     the row is the before image overlaid by the after image, values already as text."""
     for topic, partition, offset, raw in values:
         if not raw:
@@ -410,7 +410,7 @@ def qlik_avro_metadata(envelope: Mapping[str, Any]) -> tuple[str, str, str]:
 def qlik_avro_changes(
     values: Iterable[Value], catalog: QlikCatalog | None = None
 ) -> Iterator[Change]:
-    """Qlik Avro envelopes (formats.md 5): MD messages (Avro, schema embedded) give each
+    """Qlik Avro envelopes (docs/formats.md 5): MD messages (Avro, schema embedded) give each
     ``schemaId`` its table and ``dataSchema``; a DT message is read with the data schema its
     ``messageSchemaId`` names. ``catalog``: MD messages already read elsewhere (the PySpark
     script reads them on the driver first). A DT whose MD comes later waits until the end."""

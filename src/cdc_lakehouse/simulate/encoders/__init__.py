@@ -1,5 +1,5 @@
 """Encoders: render a logical :class:`~cdc_lakehouse.simulate.history.History` as the Kafka
-messages of one registry format, exactly as that format's producers write them (formats.md).
+messages of one registry format, exactly as that format's producers write them (docs/formats.md).
 
 One module per format, ``encoders/<format>.py``, implementing :class:`Encoder` at module level
 (constants and functions, no class needed). :data:`ENCODERS` maps the registry format name

@@ -1,5 +1,5 @@
 """The DataWorks "sync all data to Kafka" JSON envelope, which is also the DataHub Blob record
-(formats.md sections 1 and 2; seeds 000 and 002). ``dataworks_json`` and ``datahub_blob`` are
+(docs/formats.md sections 1 and 2; seeds 000 and 002). ``dataworks_json`` and ``datahub_blob`` are
 thin modules over :func:`encode_envelopes`.
 
 Message (one Kafka value, UTF-8 JSON)::
@@ -47,7 +47,7 @@ Kafka key: the primary key values' text (``a,b`` for a composite key). Tables wi
 shards such tables by table name). Truncates and heartbeats have no key.
 
 Tables without a key: with ``row_id_column`` the MySQL source's hidden implicit primary key
-``#alibaba_rds_row_id#`` (LONG) is added as a data column (formats.md section 1; RDS MySQL adds
+``#alibaba_rds_row_id#`` (LONG) is added as a data column (docs/formats.md section 1; RDS MySQL adds
 it when its implicit-primary-key feature is on), stable across updates of the row.
 """
 

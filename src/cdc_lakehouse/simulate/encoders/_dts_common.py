@@ -1,4 +1,4 @@
-"""Pieces the three DTS encoders share (formats.md section 4; seed 003): value texts of the
+"""Pieces the three DTS encoders share (docs/formats.md section 4; seed 003): value texts of the
 logical types, the Kafka key of a row, and the walk over a history's items.
 
 Nothing here is a format: each encoder module (``dts_avro``, ``dts_shareplex_json``,

@@ -1,7 +1,7 @@
 """What the two Qlik encoders (``qlik_json``, ``qlik_avro``) share: the plan of the messages a
 Qlik Replicate task with a Kafka target writes for a history, independent of the framing.
 
-Sources of the facts: formats.md section 5 and seed 004 (metadata and data messages), Qlik
+Sources of the facts: docs/formats.md section 5 and seed 004 (metadata and data messages), Qlik
 Replicate's "Kafka target data types" page (Replicate type -> JSON / Avro primitive type,
 "binary values are represented as hexadecimal digits") and "MySQL source data types" page
 (source type -> Replicate type).
@@ -34,16 +34,16 @@ Messages, in production order:
    MySQL binlog position text; ``transactionId`` = 32 hex digits of the transaction's
    ``sequence``; ``transactionEventCounter`` (1-based) and ``transactionLastEvent``.
 
-Schema changes (``SchemaChange``; formats.md: "``tableVersion`` incremented on every source
-DDL; a new MD message is sent"): at the DDL's place in the stream, a new MD message of the
-table (``Message.sequence`` = the DDL's transaction, Kafka timestamp and ``lineage.timestamp``
-= its commit time) with ``tableVersion`` + 1, the new ``tableStructure`` (ordinals 1..n in the
-new spec's column order: an added column takes its position and shifts the later ones, a
-renamed column keeps its ordinal, a dropped one is gone), a new ``dataSchema`` and therefore a
-new ``schemaId``. DT messages after it follow the new structure (masks over the new
-ordinals) and reference the new ``schemaId`` (``externalSchemaId`` / ``messageSchemaId``), so
-the decoder pairs each DT with its exact table version. A column a row lacks (a before image
-written before an ADD COLUMN / RENAME) is sent as null, provided.
+Schema changes (``SchemaChange``; docs/formats.md 5: every source DDL increments
+``tableVersion`` and produces a new MD message): at the DDL's place in the stream, a new MD
+message of the table (``Message.sequence`` = the DDL's transaction, Kafka timestamp and
+``lineage.timestamp`` = its commit time) with ``tableVersion`` + 1, the new ``tableStructure``
+(ordinals 1..n in the new spec's column order: an added column takes its position and shifts
+the later ones, a renamed column keeps its ordinal, a dropped one is gone), a new
+``dataSchema`` and therefore a new ``schemaId``. DT messages after it follow the new structure
+(masks over the new ordinals) and reference the new ``schemaId`` (``externalSchemaId`` /
+``messageSchemaId``), so the decoder pairs each DT with its exact table version. A column a row
+lacks (a before image written before an ADD COLUMN / RENAME) is sent as null, provided.
 
 Masks (bit ``ordinal - 1`` of the mask's integer value, as the project's decoder reads them):
 

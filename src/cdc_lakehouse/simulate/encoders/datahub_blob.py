@@ -1,4 +1,4 @@
-"""Encoder of DataHub Blob topics read through DataHub's Kafka interface (formats.md section 2;
+"""Encoder of DataHub Blob topics read through DataHub's Kafka interface (docs/formats.md section 2;
 seed 002): each record is the DataWorks JSON of section 1 as UTF-8 bytes.
 
 One topic, ``<prefix>.datahub_blob``, for the whole database (seed 002: one database, many

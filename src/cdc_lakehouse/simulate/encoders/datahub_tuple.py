@@ -1,5 +1,5 @@
-"""Encoder of DataHub Tuple topics read through DataHub's Kafka interface (formats.md section 2;
-seed 002).
+"""Encoder of DataHub Tuple topics read through DataHub's Kafka interface (docs/formats.md
+section 2; seed 002).
 
 One topic per table, ``<prefix>.datahub_tuple.<table>`` (seed 002: one table per Tuple
 topic). Each record is a flat JSON object: the table's columns, then the meta columns DataWorks

@@ -1,4 +1,4 @@
-"""Encoder of the DataWorks "sync all data to Kafka" JSON (formats.md section 1; seed 000).
+"""Encoder of the DataWorks "sync all data to Kafka" JSON (docs/formats.md section 1; seed 000).
 
 One topic, ``<prefix>.dataworks_json``, for every table of the history (one database per
 topic). The envelope, values and ops are described in :mod:`._dataworks_envelope`; this

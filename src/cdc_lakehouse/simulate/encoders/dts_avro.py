@@ -1,4 +1,4 @@
-"""Simulator encoder of DTS Avro (formats.md section 4a; seed 003) for a MySQL source: one
+"""Simulator encoder of DTS Avro (docs/formats.md section 4a; seed 003) for a MySQL source: one
 topic ``<prefix>.dts_avro``, one plain-Avro ``Record`` per Kafka message, written with
 :mod:`cdc_lakehouse.encode.dts_avro` (newer schema revision, ``bornTimestamp`` in seconds as
 real producers write it).
@@ -10,7 +10,7 @@ the whole stream, so (``sourceTimestamp``, ``id``) orders every record):
 - other transaction: ``BEGIN``, then per event ``INSERT`` / ``UPDATE`` / ``DELETE`` (a
   snapshot row reaching a change transaction is an ``INSERT``) or, for a truncate, a ``DDL``
   whose ``afterImages`` is the text ``TRUNCATE TABLE `<table>``` (objectName ``db.table``;
-  formats.md's vocabulary: truncate = DDL text), then ``COMMIT``. BEGIN / COMMIT are sent
+  docs/formats.md's vocabulary: truncate = DDL text), then ``COMMIT``. BEGIN / COMMIT are sent
   only when the transaction has a row change (MySQL logs a DDL without them).
 - schema change (``SchemaChange``): a ``DDL`` like the truncate's (objectName ``db.table``,
   ``fields`` null, no Kafka key) whose ``afterImages`` is the MySQL statement of
@@ -33,7 +33,7 @@ timestamp: commit + 250 ms. Kafka key: the row's identity text (see ``_dts_commo
 for BEGIN / COMMIT / DDL / HEARTBEAT.
 
 Value types and texts (what :mod:`cdc_lakehouse.decode.dts_avro` yields), MySQL column type
-and its binlog ``dataTypeNumber`` (formats.md 4a):
+and its binlog ``dataTypeNumber`` (docs/formats.md 4a):
 
 =========  ===================  ====  =================  ==================================
 logical    MySQL type           code  Avro value type    decoded text

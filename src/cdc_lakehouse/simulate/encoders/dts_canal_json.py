@@ -1,10 +1,10 @@
-"""Simulator encoder of DTS Canal JSON (formats.md section 4c; seed 003), open-source meaning
+"""Simulator encoder of DTS Canal JSON (docs/formats.md section 4c; seed 003), open-source meaning
 (DTS instances created from 2022-03-20: ``data`` = the rows after the change, ``old`` = the
 changed columns' old values) for a MySQL source: one topic ``<prefix>.dts_canal_json``, UTF-8.
 
 One message per row statement: consecutive row changes of a transaction on the same table with
 the same op form one statement (at most :data:`MAX_ROWS` rows) and one message whose ``data``
-array holds each row (formats.md: each element is its own change):
+array holds each row (docs/formats.md: each element is its own change):
 
 - insert: ``type`` ``INSERT``, ``data`` the new rows, no ``old``.
 - snapshot (full load): ``type`` ``INIT``, like an insert.
@@ -25,7 +25,7 @@ Other fields: ``database`` / ``table``; ``pkNames`` (null for a table without a 
 canal leaves it); ``mysqlType`` column -> MySQL type name *without* length / precision (the
 seed: DTS does not carry precision parameters, e.g. ``bigint``, ``varchar``); ``sqlType``
 column -> java.sql.Types code (the seed's example: ``bigint`` -5, ``varchar`` 12); ``es`` =
-commit time in epoch ms (formats.md: binlog time, ms; ``es_in_seconds=True`` truncates it to
+commit time in epoch ms (docs/formats.md: binlog time, ms; ``es_in_seconds=True`` truncates it to
 whole seconds as MySQL's binlog header time would, the seed's example ends in ``000``); ``ts``
 = ``es`` + 250 ms (write time); ``id`` a serial counting from 1 per stream; ``gtid``
 ``<server uuid>:<item sequence>``; ``sql`` ``""`` for DML. Kafka key: the identity text of the

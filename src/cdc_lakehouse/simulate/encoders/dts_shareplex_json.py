@@ -1,4 +1,4 @@
-"""Simulator encoder of DTS Shareplex JSON (formats.md section 4b; seed 003) for an Oracle
+"""Simulator encoder of DTS Shareplex JSON (docs/formats.md section 4b; seed 003) for an Oracle
 source: one topic ``<prefix>.dts_shareplex_json``, one JSON object
 ``{"meta": {...}, "data": {...}, "key": {...}}`` per operation, UTF-8.
 
@@ -9,7 +9,7 @@ Messages per event of a transaction (heartbeats are not rendered: Shareplex has 
 - update: ``op`` ``upd``, ``data`` only the changed columns (new values; an empty object when
   nothing changed), ``key`` the identifying columns of the row *before* the change (the key
   columns, or every column of a table without a key), so a key update has the old key in
-  ``key`` and the new one in ``data`` (formats.md: "key holds the old identifying values").
+  ``key`` and the new one in ``data`` (docs/formats.md: "key holds the old identifying values").
 - delete: ``op`` ``del``, ``data`` the identifying columns of the deleted row.
 - truncate: ``op`` ``TRUNCATE`` (the documented spelling), no ``data``.
 - schema change (``SchemaChange``): a dropped column is ``op`` ``DROP COLUMN`` (the
@@ -27,7 +27,7 @@ Oracle ROWID made from the row's identity (not used as a key); ``table`` ``SCHEM
 with the table's schema, or its database when it has none (``shop.customers``). Kafka
 timestamp: commit + 250 ms. Kafka key: the row's identity text; None for TRUNCATE.
 
-Values are JSON strings or null (formats.md 4b), as Oracle renders them:
+Values are JSON strings or null (docs/formats.md 4b), as Oracle renders them:
 
 =========  ======================  ==============================================
 logical    Oracle type             text

@@ -1,4 +1,4 @@
-"""Encoder of Lindorm data subscription messages, Debezium format V2.0 (formats.md section 3;
+"""Encoder of Lindorm data subscription messages, Debezium format V2.0 (docs/formats.md section 3;
 seed 001).
 
 One topic, ``<prefix>.lindorm_debezium``, for every table. Message::

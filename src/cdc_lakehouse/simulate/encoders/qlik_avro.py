@@ -1,5 +1,5 @@
 """Encoder of the ``qlik_avro`` format: Qlik Replicate's Kafka target writing Avro messages
-(formats.md section 5, seed 004; what is sent and when: :mod:`._qlik`).
+(docs/formats.md section 5, seed 004; what is sent and when: :mod:`._qlik`).
 
 Kafka value = one Avro ``MessageEnvelope`` (plain Avro binary, no schema-registry header;
 :mod:`cdc_lakehouse.encode.qlik_avro`):

@@ -1,5 +1,5 @@
 """Encoder of the ``qlik_json`` format: Qlik Replicate's Kafka target writing JSON messages in
-the ``atMSG`` envelope (formats.md section 5, seed 004; what is sent and when: :mod:`._qlik`).
+the ``atMSG`` envelope (docs/formats.md section 5, seed 004; what is sent and when: :mod:`._qlik`).
 
 Kafka value = UTF-8 JSON (non-ASCII text as is), one envelope per message:
 
