@@ -4,7 +4,7 @@ Reads the bronze records of topics whose registry format is datahub_tuple and ap
 cdc_lakehouse.decode.datahub_tuple.decode_batches with mapInArrow (Arrow batches, no
 row-at-a-time UDF). One output row per input record; structural errors are kept as
 decode_error / decode_error_detail for silver.quarantine. Python because Spark's JSON functions
-would turn decimal numbers into doubles (architecture.md) and a Tuple record's data columns are
+would turn decimal numbers into doubles (docs/architecture.md) and a Tuple record's data columns are
 not known in advance; the op vocabulary, keys and ordering are SQL in stg_datahub_tuple__events.
 """
 

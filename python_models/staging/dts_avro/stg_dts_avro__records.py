@@ -4,7 +4,7 @@ Reads the bronze records of topics whose registry format is dts_avro and applies
 cdc_lakehouse.decode.dts_avro.decode_batches with mapInArrow (Arrow batches, fastavro, no
 row-at-a-time UDF). One output row per input record; records that match neither schema
 revision keep decode_error = avro_schema_mismatch for silver.quarantine. Python because
-spark-avro's SQL functions cannot be installed offline (architecture.md); the op vocabulary,
+spark-avro's SQL functions cannot be installed offline (docs/architecture.md); the op vocabulary,
 keys and ordering are SQL in stg_dts_avro__events.
 """
 

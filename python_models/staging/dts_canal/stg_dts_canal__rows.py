@@ -7,7 +7,7 @@ one row for a DDL, row-less or undecodable message. Topics whose registry row se
 canal_legacy_swap (DTS instances created before 2022-03-20: data / old swapped) are decoded
 with the legacy meaning, the others with the open-source one; the two halves are unioned.
 Python because Spark's JSON functions would turn decimal numbers into doubles
-(architecture.md); the op vocabulary, keys, quarantine and ordering are SQL in
+(docs/architecture.md); the op vocabulary, keys, quarantine and ordering are SQL in
 stg_dts_canal__events.
 """
 

@@ -4,7 +4,7 @@ Reads the bronze records of topics whose registry format is dts_shareplex_json a
 cdc_lakehouse.decode.dts_shareplex.decode_batches with mapInArrow (Arrow batches, no
 row-at-a-time UDF). One output row per input record; structural errors are kept as
 decode_error / decode_error_detail for silver.quarantine. Python because Spark's JSON
-functions would turn decimal numbers into doubles (architecture.md); the op vocabulary, keys
+functions would turn decimal numbers into doubles (docs/architecture.md); the op vocabulary, keys
 and ordering are SQL in stg_dts_shareplex__events.
 """
 

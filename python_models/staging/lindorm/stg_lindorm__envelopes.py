@@ -4,7 +4,7 @@ Reads the bronze records of topics whose registry format is lindorm_debezium and
 cdc_lakehouse.decode.lindorm.decode_batches with mapInArrow (Arrow batches, no row-at-a-time
 UDF). One output row per input record; structural errors are kept as decode_error /
 decode_error_detail for silver.quarantine. Python because Spark's JSON functions would turn
-decimal numbers into doubles (architecture.md) and HBase values need base64 / UTF-8 decoding;
+decimal numbers into doubles (docs/architecture.md) and HBase values need base64 / UTF-8 decoding;
 the op vocabulary, keys and ordering are SQL in stg_lindorm__events.
 """
 

@@ -1,7 +1,7 @@
 """dbt Python model: decode every Qlik Replicate / Talend Data Integration message.
 
 Reads the bronze records of topics whose registry format is qlik_json or qlik_avro and
-applies cdc_lakehouse.decode.qlik in two passes (formats.md section 5; seed 004):
+applies cdc_lakehouse.decode.qlik in two passes (docs/formats.md section 5; seed 004):
 
 1. the metadata (MD) messages - few, one per table version - are decoded with mapInArrow and
    collected to the driver as catalog entries (schema id, lineage, columns by ordinal, key,
