@@ -268,8 +268,9 @@ def iter_lines(
     last_line: int | None = None,
     *,
     first_byte: int = 0,
-) -> Iterator[tuple[int, int, DumpLine]]:
-    """Yield ``(line number, byte offset of the line, parsed line)`` for every non-blank line of
+) -> Iterator[tuple[int, int, int, DumpLine]]:
+    """Yield ``(line number, first byte, byte just past the line, parsed line)`` for every
+    non-blank line of
     the dump file ``path`` (only lines ``first_line`` to ``last_line``, 1-based, inclusive; the
     others are not parsed). ``first_byte``: where line ``first_line`` starts, when known (the
     lines before it are then not read at all).
@@ -297,7 +298,7 @@ def iter_lines(
                 text = text.removeprefix("\ufeff")
             if not text.strip():
                 continue
-            yield line_no, start, parse_line(text, where)
+            yield line_no, start, position, parse_line(text, where)
 
 
 # --------------------------------------------------------------------------- files
@@ -479,16 +480,15 @@ def _scan_lines(path: Path, size: int, mtime_ns: int) -> FileScan:
     offsets: list[int] = []
     line_nos: list[int] = []
     starts: list[int] = []
+    ends: list[int] = []
     digests: list[bytes] = []
-    for line_no, start, rec in iter_lines(path):
+    for line_no, start, end, rec in iter_lines(path):
         tp_ids.append(tp_index.setdefault((rec.topic, rec.partition), len(tp_index)))
         offsets.append(-1 if rec.offset is None else rec.offset)
         line_nos.append(line_no)
         starts.append(start)
+        ends.append(end)
         digests.append(rec.digest())
-    start_array = np.array(starts, np.int64)
-    _all_starts, all_ends = _line_bounds(path, size)
-    line_ends = all_ends[np.array(line_nos, np.int64) - 1] if line_nos else start_array
     return FileScan(
         path=path,
         size=size,
@@ -497,8 +497,8 @@ def _scan_lines(path: Path, size: int, mtime_ns: int) -> FileScan:
         tp_ids=np.array(tp_ids, np.int32),
         offsets=np.array(offsets, np.int64),
         line_nos=np.array(line_nos, np.int64),
-        starts=start_array,
-        ends=np.asarray(line_ends, np.int64),
+        starts=np.array(starts, np.int64),
+        ends=np.array(ends, np.int64),
         plain=False,
         digests=tuple(digests),
     )
@@ -536,19 +536,9 @@ def record_digest(scan: FileScan, row: int) -> bytes:
     """
     if scan.digests is not None:
         return scan.digests[row]
-    start, end = int(scan.starts[row]), int(scan.ends[row])
-    with scan.path.open("rb") as handle:
-        handle.seek(start)
-        raw = handle.read(end - start)
     line_no = int(scan.line_nos[row])
-    where = f"{scan.path}:{line_no}"
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _fail(where, "not UTF-8 text.") from None
-    if line_no == 1:
-        text = text.removeprefix("\ufeff")
-    return parse_line(text, where).digest()
+    lines = iter_lines(scan.path, line_no, line_no, first_byte=int(scan.starts[row]))
+    return next(line for _no, _start, _end, line in lines).digest()
 
 
 def _resolved_offsets(scan: FileScan, base: Mapping[TopicPartition, int]) -> np.ndarray:
@@ -854,16 +844,6 @@ def read_windows(
     return windows
 
 
-def read_window(
-    plan: FilePlan,
-    start: Mapping[TopicPartition, int],
-    end: Mapping[TopicPartition, int],
-) -> ReadWindow | None:
-    """The one window of :func:`read_windows` (``None`` if the file holds none of the range)."""
-    windows = read_windows(plan, start, end)
-    return windows[0] if windows else None
-
-
 def read_plain_table(
     plan: FilePlan,
     start: Mapping[TopicPartition, int],
@@ -941,7 +921,7 @@ def read_file_records(
         else iter_lines(path, window.first_line, window.last_line, first_byte=window.first_byte)
     )
     seen: set[tuple[TopicPartition, int]] = set()
-    for line_no, _start, rec in lines:
+    for line_no, _start, _end, rec in lines:
         tp = (rec.topic, rec.partition)
         if tp not in running:  # cannot happen for an unchanged file; be safe
             running[tp] = 0
