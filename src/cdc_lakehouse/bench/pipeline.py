@@ -28,10 +28,10 @@ STAGING_FOLDERS: dict[str, str] = {
     "qlik_json": "qlik",
     "qlik_avro": "qlik",
 }
-"""Registry format -> its staging folder (``models/staging/<folder>``,
-``python_models/staging/<folder>``)."""
+"""Registry format -> its staging folder (``models/staging/<folder>``: SQL and Python
+models)."""
 
-SILVER_SELECTION = ("path:models/silver", "path:python_models/silver")
+SILVER_SELECTION = ("path:models/silver",)
 GOLD_SELECTION = ("path:models/gold",)
 GOLD_EXCLUDE = ("path:models/gold/tables",)
 """The typed gold tables (``models/gold/tables``) are generated for the bundled samples'
@@ -50,20 +50,9 @@ def staging_selection(format_: str, *, other_formats: bool = False) -> tuple[str
         folders = sorted(set(STAGING_FOLDERS.values()) - {folder})
         return (
             "stg_bronze__kafka_records",
-            *(
-                selector
-                for other in folders
-                for selector in (
-                    f"path:models/staging/{other}",
-                    f"path:python_models/staging/{other}",
-                )
-            ),
+            *(f"path:models/staging/{other}" for other in folders),
         )
-    return (
-        "stg_bronze__kafka_records",
-        f"path:models/staging/{folder}",
-        f"path:python_models/staging/{folder}",
-    )
+    return ("stg_bronze__kafka_records", f"path:models/staging/{folder}")
 
 
 @dataclass
