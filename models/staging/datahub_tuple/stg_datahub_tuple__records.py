@@ -1,35 +1,16 @@
-"""dbt Python model: decode every DataHub Tuple record (flat JSON object per Kafka record).
-
-Reads the bronze records of topics whose registry format is datahub_tuple and applies
-cdc_lakehouse.decode.datahub_tuple.decode_batches with mapInArrow (Arrow batches, no
-row-at-a-time UDF). One output row per input record; structural errors are kept as
-decode_error / decode_error_detail for silver.quarantine. Python because Spark's JSON functions
-would turn decimal numbers into doubles (architecture.md) and a Tuple record's data columns are
-not known in advance; the op vocabulary, keys and ordering are SQL in stg_datahub_tuple__events.
+"""dbt Python model: every datahub_tuple record (one flat JSON object of the table's columns and
+the meta columns), decoded by cdc_lakehouse.decode.datahub_tuple (docs/formats.md section 2).
+One row per bronze record; structural errors kept as decode_error for silver.quarantine.
+Python because Spark's JSON functions turn decimals into doubles (docs/architecture.md) and the
+data columns are not known in advance; ops, keys and ordering are SQL in
+stg_datahub_tuple__events.
 """
 
-from cdc_lakehouse.decode import datahub_tuple
-from cdc_lakehouse.incremental import new_bronze_records, unheld_rows
-from cdc_lakehouse.parallelism import spread_over_cores
-
-FORMATS = ("datahub_tuple",)
-INPUT_DDL = (
-    "source_format string, topic string, partition int, offset bigint, "
-    "timestamp timestamp, value binary, ingest_batch_id bigint"
-)
+from cdc_lakehouse.staging_model import decode_records
 
 
 def model(dbt, session):
-    dbt.config(
-        materialized="incremental",
-        incremental_strategy="append",
+    dbt.config(materialized="incremental", incremental_strategy="append")
+    return decode_records(
+        dbt, session, dbt.ref("stg_bronze__kafka_records"), folder="datahub_tuple"
     )
-    records = new_bronze_records(dbt, session, dbt.ref("stg_bronze__kafka_records"))
-    selected = records.where(records.source_format.isin(*FORMATS)).select(
-        "source_format", "topic", "partition", "offset", "timestamp", "value", "ingest_batch_id"
-    )
-    selected = spread_over_cores(selected)
-    decoded = selected.mapInArrow(
-        datahub_tuple.decode_batches, datahub_tuple.output_schema_ddl(INPUT_DDL)
-    )
-    return unheld_rows(dbt, session, decoded)

@@ -1,33 +1,13 @@
-"""dbt Python model: decode the Debezium V2.0 envelope of every Lindorm subscription record.
-
-Reads the bronze records of topics whose registry format is lindorm_debezium and applies
-cdc_lakehouse.decode.lindorm.decode_batches with mapInArrow (Arrow batches, no row-at-a-time
-UDF). One output row per input record; structural errors are kept as decode_error /
-decode_error_detail for silver.quarantine. Python because Spark's JSON functions would turn
-decimal numbers into doubles (architecture.md) and HBase values need base64 / UTF-8 decoding;
-the op vocabulary, keys and ordering are SQL in stg_lindorm__events.
+"""dbt Python model: the Debezium V2.0 envelope of every lindorm_debezium record, decoded by
+cdc_lakehouse.decode.lindorm (docs/formats.md section 3). One row per bronze record;
+structural errors kept as decode_error for silver.quarantine. Python because Spark's JSON
+functions turn decimals into doubles (docs/architecture.md) and HBase values need base64 /
+UTF-8 decoding; ops, keys and ordering are SQL in stg_lindorm__events.
 """
 
-from cdc_lakehouse.decode import lindorm
-from cdc_lakehouse.incremental import new_bronze_records, unheld_rows
-from cdc_lakehouse.parallelism import spread_over_cores
-
-FORMATS = ("lindorm_debezium",)
-INPUT_DDL = (
-    "source_format string, topic string, partition int, offset bigint, "
-    "timestamp timestamp, value binary, ingest_batch_id bigint"
-)
+from cdc_lakehouse.staging_model import decode_records
 
 
 def model(dbt, session):
-    dbt.config(
-        materialized="incremental",
-        incremental_strategy="append",
-    )
-    records = new_bronze_records(dbt, session, dbt.ref("stg_bronze__kafka_records"))
-    selected = records.where(records.source_format.isin(*FORMATS)).select(
-        "source_format", "topic", "partition", "offset", "timestamp", "value", "ingest_batch_id"
-    )
-    selected = spread_over_cores(selected)
-    decoded = selected.mapInArrow(lindorm.decode_batches, lindorm.output_schema_ddl(INPUT_DDL))
-    return unheld_rows(dbt, session, decoded)
+    dbt.config(materialized="incremental", incremental_strategy="append")
+    return decode_records(dbt, session, dbt.ref("stg_bronze__kafka_records"), folder="lindorm")

@@ -12,24 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cdc_lakehouse import formats
+
 if TYPE_CHECKING:
     from cdc_lakehouse.bench.baselines import LatestRows
 
 BRONZE_TABLE = "bronze.kafka_records"
 
-STAGING_FOLDERS: dict[str, str] = {
-    "dataworks_json": "dataworks",
-    "datahub_blob": "dataworks",
-    "datahub_tuple": "datahub_tuple",
-    "dts_avro": "dts_avro",
-    "dts_canal_json": "dts_canal",
-    "dts_shareplex_json": "dts_shareplex",
-    "lindorm_debezium": "lindorm",
-    "qlik_json": "qlik",
-    "qlik_avro": "qlik",
-}
+STAGING_FOLDERS: dict[str, str] = {fmt.name: fmt.staging_folder for fmt in formats.MANIFEST}
 """Registry format -> its staging folder (``models/staging/<folder>``: SQL and Python
-models)."""
+models), from the format manifest."""
 
 SILVER_SELECTION = ("path:models/silver",)
 GOLD_SELECTION = ("path:models/gold",)
