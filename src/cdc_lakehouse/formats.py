@@ -185,7 +185,7 @@ NAMES: tuple[str, ...] = tuple(BY_NAME)
 """Every registry format name, in manifest order."""
 
 
-class UnknownFormatError(KeyError):
+class UnknownFormatError(LookupError):
     """A format name or staging folder the manifest does not list."""
 
 

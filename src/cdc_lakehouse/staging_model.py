@@ -137,7 +137,7 @@ def decode_records(
             folder's formats name several decoders.
     """
     if late_metadata and (legacy_swap or multi_row):
-        raise FactoryError("late_metadata decodes one row per record, without legacy_swap")
+        raise FactoryError("late_metadata cannot be combined with legacy_swap or multi_row")
     format_names, decoder = decoder_of(folder)
     selected = records.where(records.source_format.isin(*format_names))
     if late_metadata:

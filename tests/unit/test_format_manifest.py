@@ -29,9 +29,15 @@ FOLDERS = formats.staging_folders()
 NOT_A_FORMAT_FOLDER = {"bronze"}  # the bronze records view and the bronze source
 
 
+def subfolders(path: Path) -> list[Path]:
+    """The folders in ``path``, sorted, without hidden ones and ``__pycache__``."""
+    return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
 def yaml_models(path: Path) -> dict[str, dict[str, Any]]:
-    """Model name -> its entry in a dbt properties YAML file."""
-    return {model["name"]: model for model in yaml.safe_load(path.read_text("utf-8"))["models"]}
+    """Model (or seed) name -> its entry in a dbt properties YAML file."""
+    entries = yaml.safe_load(path.read_text("utf-8"))
+    return {entry["name"]: entry for entry in entries.get("models", entries.get("seeds", []))}
 
 
 def accepted_values(model: dict[str, Any], column: str) -> list[str]:
@@ -121,9 +127,8 @@ def test_value_encoding_is_what_the_encoder_writes(fmt):
 
 
 def test_every_staging_folder_belongs_to_a_format():
-    on_disk = {path.name for path in STAGING.iterdir() if path.is_dir()}
+    on_disk = {path.name for path in subfolders(STAGING)}
     assert on_disk - NOT_A_FORMAT_FOLDER == set(FOLDERS)
-    assert not (PROJECT / "python_models").exists()
     project = yaml.safe_load((PROJECT / "dbt_project.yml").read_text("utf-8"))
     assert project["model-paths"] == ["models"]
 
@@ -158,7 +163,7 @@ def test_the_macro_lists_each_events_model_with_its_manifest_formats():
 
 def test_typed_gold_folders_follow_the_manifest():
     by_folder = {fmt.gold_folder: fmt for fmt in formats.MANIFEST}
-    for path in sorted(p for p in GOLD_TABLES.iterdir() if p.is_dir()):
+    for path in subfolders(GOLD_TABLES):
         assert path.name in by_folder, f"{path} is no format's gold_folder"
         assert (path / f"_{path.name}__models.yml").is_file()
         for sql in path.glob("*.sql"):
@@ -172,6 +177,8 @@ def test_registry_topics_use_manifest_formats_and_every_format_has_a_topic():
     with (PROJECT / "seeds" / "cdc_topics.csv").open(newline="", encoding="utf-8") as handle:
         used = {row["format"] for row in csv.DictReader(handle)}
     assert used == set(formats.NAMES)
+    seed = yaml_models(PROJECT / "seeds" / "_seeds__models.yml")["cdc_topics"]  # dbt's test
+    assert accepted_values(seed, "format") == list(formats.NAMES)
 
 
 def test_type_families_are_in_the_seed_and_codegen_reads_them():
