@@ -19,19 +19,11 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
+from cdc_lakehouse.formats import NAMES
 from cdc_lakehouse.settings import ConfigError
 
-FORMATS = (
-    "dataworks_json",
-    "datahub_blob",
-    "datahub_tuple",
-    "lindorm_debezium",
-    "dts_avro",
-    "dts_shareplex_json",
-    "dts_canal_json",
-    "qlik_json",
-    "qlik_avro",
-)
+FORMATS = NAMES
+"""Every registry format name, from the format manifest (:mod:`cdc_lakehouse.formats`)."""
 REQUIRED_COLUMNS = ("topic", "format")
 DEFAULT_REGISTRY = Path("seeds") / "cdc_topics.csv"  # relative to the project directory
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cdc_lakehouse import formats
 from cdc_lakehouse.decode.json_text import MAX_JSON_DEPTH
 from cdc_lakehouse.encode import dts_avro as dts
 from cdc_lakehouse.encode import qlik_avro as qlik
@@ -659,7 +660,7 @@ def _matrix() -> dict[str, tuple[list[bytes], list[Fault], list[bytes]]]:
         good, faults = built[0], built[1]
         first = built[2] if len(built) > 2 else []  # type: ignore[misc]
         last = built[3] if len(built) > 3 else []  # type: ignore[misc]
-        if format_ not in ("dts_avro", "qlik_avro"):
+        if formats.get(format_).value_encoding == "json":
             faults = _generic(good) + faults
         goods = [good(seq, row) for seq, row in GOOD_ROWS.items()] + last
         out[format_] = (goods, faults, first)

@@ -22,6 +22,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from cdc_lakehouse import formats
 from cdc_lakehouse.bench.pipeline import topic_current_rows
 from cdc_lakehouse.dump import DumpRecord
 from cdc_lakehouse.simulate.delivery import Delivery, DeliveryConfig, deliver, write_dump
@@ -158,20 +159,8 @@ INCREMENTAL_TABLES = (
     "silver.change_events",
     "silver.control_events",
     "silver.quarantine",
-    "silver.stg_dataworks__events",
-    "silver.stg_datahub_tuple__events",
-    "silver.stg_dts_avro__events",
-    "silver.stg_dts_canal__events",
-    "silver.stg_dts_shareplex__events",
-    "silver.stg_lindorm__events",
-    "silver.stg_qlik__events",
-    "silver.stg_dataworks__envelopes",
-    "silver.stg_datahub_tuple__records",
-    "silver.stg_dts_avro__records",
-    "silver.stg_dts_canal__rows",
-    "silver.stg_dts_shareplex__messages",
-    "silver.stg_lindorm__envelopes",
-    "silver.stg_qlik__messages",
+    *sorted({f"silver.{fmt.events_model}" for fmt in formats.MANIFEST}),
+    *sorted({f"silver.{fmt.decoding_model}" for fmt in formats.MANIFEST}),
 )
 
 

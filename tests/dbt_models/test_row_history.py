@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from cdc_lakehouse.formats import NAMES
 from tests.dbt_models import history_cases
 
 Values = dict[str, str | None]
@@ -30,17 +31,7 @@ SP_ORDERS = (
 QLIK_ORDERS = "source_database = 'edge_task' and source_schema = 'EDGE' and source_table = 'ORDERS'"
 TUPLE_ACCOUNTS = "source_format = 'datahub_tuple' and source_table = 'accounts'"
 
-FORMATS = {
-    "dataworks_json",
-    "datahub_blob",
-    "datahub_tuple",
-    "lindorm_debezium",
-    "dts_avro",
-    "dts_shareplex_json",
-    "dts_canal_json",
-    "qlik_json",
-    "qlik_avro",
-}
+FORMATS = set(NAMES)
 
 
 def versions(spark, where: str) -> dict[str, list[tuple[str, bool, Values]]]:

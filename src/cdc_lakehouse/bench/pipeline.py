@@ -12,26 +12,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cdc_lakehouse import formats
+
 if TYPE_CHECKING:
     from cdc_lakehouse.bench.baselines import LatestRows
 
 BRONZE_TABLE = "bronze.kafka_records"
 
-STAGING_FOLDERS: dict[str, str] = {
-    "dataworks_json": "dataworks",
-    "datahub_blob": "dataworks",
-    "datahub_tuple": "datahub_tuple",
-    "dts_avro": "dts_avro",
-    "dts_canal_json": "dts_canal",
-    "dts_shareplex_json": "dts_shareplex",
-    "lindorm_debezium": "lindorm",
-    "qlik_json": "qlik",
-    "qlik_avro": "qlik",
-}
-"""Registry format -> its staging folder (``models/staging/<folder>``,
-``python_models/staging/<folder>``)."""
+STAGING_FOLDERS: dict[str, str] = {fmt.name: fmt.staging_folder for fmt in formats.MANIFEST}
+"""Registry format -> its staging folder (``models/staging/<folder>``: SQL and Python
+models), from the format manifest."""
 
-SILVER_SELECTION = ("path:models/silver", "path:python_models/silver")
+SILVER_SELECTION = ("path:models/silver",)
 GOLD_SELECTION = ("path:models/gold",)
 GOLD_EXCLUDE = ("path:models/gold/tables",)
 """The typed gold tables (``models/gold/tables``) are generated for the bundled samples'
@@ -50,20 +42,9 @@ def staging_selection(format_: str, *, other_formats: bool = False) -> tuple[str
         folders = sorted(set(STAGING_FOLDERS.values()) - {folder})
         return (
             "stg_bronze__kafka_records",
-            *(
-                selector
-                for other in folders
-                for selector in (
-                    f"path:models/staging/{other}",
-                    f"path:python_models/staging/{other}",
-                )
-            ),
+            *(f"path:models/staging/{other}" for other in folders),
         )
-    return (
-        "stg_bronze__kafka_records",
-        f"path:models/staging/{folder}",
-        f"path:python_models/staging/{folder}",
-    )
+    return ("stg_bronze__kafka_records", f"path:models/staging/{folder}")
 
 
 @dataclass

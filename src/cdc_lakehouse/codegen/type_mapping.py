@@ -33,6 +33,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from cdc_lakehouse import formats
+
 SEED_COLUMNS = (
     "type_family",
     "source_type",
@@ -44,18 +46,9 @@ SEED_COLUMNS = (
 )
 MAX_DECIMAL_PRECISION = 38  # Spark's DecimalType limit
 
-# Registry format -> family of its declared types (None: the format declares no types).
-FORMAT_FAMILIES: dict[str, str | None] = {
-    "dataworks_json": "dataworks",
-    "datahub_blob": "dataworks",
-    "datahub_tuple": None,
-    "dts_shareplex_json": None,
-    "dts_canal_json": "mysql",
-    "dts_avro": "mysql_binlog",
-    "lindorm_debezium": "kafka_connect",
-    "qlik_json": "qlik",
-    "qlik_avro": "qlik",
-}
+# Registry format -> family of its declared types (None: the format declares no types), from
+# the format manifest (cdc_lakehouse.formats); type_family refines it per table.
+FORMAT_FAMILIES: dict[str, str | None] = {fmt.name: fmt.type_family for fmt in formats.MANIFEST}
 # Canal JSON: registry source_dialect (cdc_topics.csv) -> family of the mysqlType texts.
 CANAL_DIALECT_FAMILIES = {
     "mysql": "mysql",

@@ -95,7 +95,6 @@ from cdc_lakehouse.decode.json_text import value_text
 from cdc_lakehouse.decode.qlik_schema import ENVELOPE_SCHEMA, MAGIC, METADATA_SCHEMA
 from cdc_lakehouse.decode.shared import DecodeError
 
-FORMATS = ("qlik_json", "qlik_avro")
 REASONS = {
     **{
         code: shared.STRUCTURAL_REASONS[code]

@@ -65,6 +65,7 @@ import fastavro
 import orjson
 import pyarrow as pa
 
+from cdc_lakehouse import formats as manifest
 from cdc_lakehouse.decode.dts_avro_schema import PARSED_NEW, PARSED_OLD
 from cdc_lakehouse.decode.qlik_schema import ENVELOPE_SCHEMA, METADATA_SCHEMA
 from cdc_lakehouse.simulate.generate import default_tables
@@ -75,19 +76,10 @@ BENCH_KEYS: Mapping[str, tuple[str, ...]] = {
 """Key columns per table (lower-case name) of the benchmark workload:
 ``customers: (customer_id,)``, ``orders: (order_id, line_no)``."""
 
-JSON_FORMATS = frozenset(
-    {
-        "dataworks_json",
-        "datahub_blob",
-        "datahub_tuple",
-        "lindorm_debezium",
-        "dts_shareplex_json",
-        "dts_canal_json",
-        "qlik_json",
-    }
-)
-AVRO_FORMATS = frozenset({"dts_avro", "qlik_avro"})
+JSON_FORMATS = manifest.with_value_encoding("json")
+AVRO_FORMATS = manifest.with_value_encoding("avro")
 FORMATS = JSON_FORMATS | AVRO_FORMATS
+"""Registry formats by how their Kafka values are encoded (the format manifest)."""
 
 Value: TypeAlias = tuple[str, int, int, bytes | None]
 """One Kafka record as the baselines take it: (topic, partition, offset, value bytes)."""

@@ -2,15 +2,18 @@
 messages of one registry format, exactly as that format's producers write them (docs/formats.md).
 
 One module per format, ``encoders/<format>.py``, implementing :class:`Encoder` at module level
-(constants and functions, no class needed). :data:`ENCODERS` maps the registry format name
-(``FORMAT``) to the module; ``python -m cdc_lakehouse.simulate --format <name>`` looks it up.
+(constants and functions, no class needed), named by the format manifest's ``encoder``
+(:mod:`cdc_lakehouse.formats`). :data:`ENCODERS` maps the registry format name (``FORMAT``) to
+the module; ``python -m cdc_lakehouse.simulate --format <name>`` looks it up.
 """
 
 from __future__ import annotations
 
+import importlib
 from types import ModuleType
 from typing import Protocol
 
+from cdc_lakehouse import formats
 from cdc_lakehouse.simulate.history import Column, History, Value
 from cdc_lakehouse.simulate.messages import Message
 
@@ -48,29 +51,9 @@ class Encoder(Protocol):
         ...
 
 
-# Encoder modules, imported after ``Encoder`` so that they may import it (add "noqa: E402").
-# One import and one dict line per encoder module (keep sorted), e.g.
-from cdc_lakehouse.simulate.encoders import (  # noqa: E402
-    datahub_blob,
-    datahub_tuple,
-    dataworks_json,
-    dts_avro,
-    dts_canal_json,
-    dts_shareplex_json,
-    lindorm_debezium,
-    qlik_avro,
-    qlik_json,
-)
-
+# Encoder modules, imported after ``Encoder`` so that they may import it: the one of each
+# format of the manifest (cdc_lakehouse.formats, ``encoder``).
 ENCODERS: dict[str, ModuleType] = {
-    datahub_blob.FORMAT: datahub_blob,
-    datahub_tuple.FORMAT: datahub_tuple,
-    dataworks_json.FORMAT: dataworks_json,
-    dts_avro.FORMAT: dts_avro,
-    dts_canal_json.FORMAT: dts_canal_json,
-    dts_shareplex_json.FORMAT: dts_shareplex_json,
-    lindorm_debezium.FORMAT: lindorm_debezium,
-    qlik_avro.FORMAT: qlik_avro,
-    qlik_json.FORMAT: qlik_json,
+    fmt.name: importlib.import_module(fmt.encoder_module) for fmt in formats.MANIFEST
 }
-"""Registry format name -> encoder module."""
+"""Registry format name -> encoder module (each module's ``FORMAT`` is that name)."""

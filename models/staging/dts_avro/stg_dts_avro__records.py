@@ -1,0 +1,13 @@
+"""dbt Python model: the DTS Avro ``Record`` of every dts_avro record, decoded by
+cdc_lakehouse.decode.dts_avro with fastavro (docs/formats.md section 4a). One row per bronze
+record; a record that matches neither schema revision keeps decode_error =
+avro_schema_mismatch for silver.quarantine. Python because spark-avro cannot be installed
+offline (docs/architecture.md); ops, keys and ordering are SQL in stg_dts_avro__events.
+"""
+
+from cdc_lakehouse.staging_model import decode_records
+
+
+def model(dbt, session):
+    dbt.config(materialized="incremental", incremental_strategy="append")
+    return decode_records(dbt, session, dbt.ref("stg_bronze__kafka_records"), folder="dts_avro")

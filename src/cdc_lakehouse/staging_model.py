@@ -1,0 +1,234 @@
+"""The one factory of the decoding dbt Python models (``models/staging/<folder>/*.py``).
+
+Each decoding model is a few lines::
+
+    def model(dbt, session):
+        dbt.config(materialized="incremental", incremental_strategy="append")
+        return decode_records(dbt, session, dbt.ref("stg_bronze__kafka_records"), folder="lindorm")
+
+``dbt.config(...)`` and ``dbt.ref(...)`` stay in the model file because dbt reads them from the
+file's source without running it; the factory gets the referenced bronze relation as an
+argument. What the model decodes comes from the format manifest (:mod:`cdc_lakehouse.formats`):
+the formats whose staging folder is ``folder``, and their decoder module
+``cdc_lakehouse.decode.<decoder>``.
+
+What :func:`decode_records` does for every format:
+
+1. selects the bronze records of the folder's formats (:data:`BRONZE_COLUMNS`), of the ingest
+   batches the model has not decoded yet (:func:`cdc_lakehouse.incremental.new_bronze_records`:
+   all on a full refresh, the newer ones on an incremental run);
+2. spreads them over every core (:func:`cdc_lakehouse.parallelism.spread_over_cores`);
+3. decodes them with ``mapInArrow(decoder.decode_batches, decoder.output_schema_ddl(...))``
+   (Arrow batches, no row-at-a-time UDF): the input columns, then the decoder's fields, with
+   structural errors kept as ``decode_error`` / ``decode_error_detail`` for silver.quarantine;
+4. after an interrupted append, leaves out the rows the table already holds
+   (:func:`cdc_lakehouse.incremental.unheld_rows`).
+
+Options for the formats that need more (see :func:`decode_records`): ``legacy_swap`` (DTS Canal
+JSON topics whose registry row sets ``canal_legacy_swap``), ``multi_row`` (Canal: one row per
+changed row of a message) and ``late_metadata`` (Qlik: data messages decoded against metadata
+messages of any batch, and decoded again when their metadata arrives late).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from types import ModuleType
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from cdc_lakehouse import formats
+from cdc_lakehouse.incremental import RECORD_KEY, new_bronze_records, newest_batch_id, unheld_rows
+from cdc_lakehouse.parallelism import spread_over_cores
+
+BRONZE_COLUMN_TYPES: tuple[tuple[str, str], ...] = (
+    ("source_format", "string"),
+    ("topic", "string"),
+    ("partition", "int"),
+    ("offset", "bigint"),
+    ("timestamp", "timestamp"),
+    ("value", "binary"),
+    ("ingest_batch_id", "bigint"),
+)
+"""The columns of ``stg_bronze__kafka_records`` a decoding model passes to its decoder (and
+through to its output), with their Spark types."""
+BRONZE_COLUMNS = tuple(name for name, _ in BRONZE_COLUMN_TYPES)
+LEGACY_SWAP_COLUMN = "canal_legacy_swap"
+"""Registry option column of ``stg_bronze__kafka_records`` read with ``legacy_swap``."""
+QLIK_INPUT_TYPE = "struct<source_format:string,topic:string,value:binary,ingest_batch_id:bigint>"
+"""Spark type of the struct column a ``late_metadata`` decoder reads."""
+WAITING = "missing_table_metadata"
+"""``decode_error`` of a record whose metadata message has not arrived (``late_metadata``)."""
+
+
+class FactoryError(ValueError):
+    """A decoding model calls :func:`decode_records` with options that do not fit together."""
+
+
+def schema_ddl(columns: tuple[tuple[str, str], ...]) -> str:
+    """Spark DDL of (name, type) ``columns``: ``"topic string, partition int, ..."``."""
+    return ", ".join(f"{name} {kind}" for name, kind in columns)
+
+
+def decoder_of(folder: str) -> tuple[tuple[str, ...], ModuleType]:
+    """The format names of staging folder ``folder`` and their (shared) decoder module.
+
+    Returns:
+        (format names in manifest order, the imported ``cdc_lakehouse.decode.<decoder>``).
+
+    Raises:
+        cdc_lakehouse.formats.UnknownFormatError: no format has that staging folder.
+        FactoryError: the folder's formats name different decoders (a manifest error).
+    """
+    folder_formats = formats.in_staging_folder(folder)
+    modules = {fmt.decoder_module for fmt in folder_formats}
+    if len(modules) != 1:
+        raise FactoryError(
+            f"staging folder {folder!r}: its formats name several decoders "
+            f"({', '.join(sorted(modules))}); one folder has one decoder"
+        )
+    return formats.names(folder_formats), importlib.import_module(modules.pop())
+
+
+def decode_records(
+    dbt: Any,
+    session: SparkSession,
+    records: DataFrame,
+    *,
+    folder: str,
+    legacy_swap: bool = False,
+    multi_row: bool = False,
+    late_metadata: bool = False,
+) -> DataFrame:
+    """The rows a decoding dbt Python model appends on this run (see module doc).
+
+    Args:
+        dbt: the model's ``dbt`` object (``is_incremental``, ``this``).
+        session: the model's SparkSession.
+        records: ``dbt.ref("stg_bronze__kafka_records")``: every bronze record with its
+            registry ``source_format`` (and ``canal_legacy_swap``).
+        folder: the model's staging folder; it decodes the manifest's formats of that folder.
+        legacy_swap: DTS Canal JSON: records of topics whose ``canal_legacy_swap`` is true
+            (instances created before 2022-03-20, ``data`` / ``old`` swapped) are decoded by
+            ``decoder.decode_batches_legacy``, the others by ``decoder.decode_batches``, and the
+            two halves unioned; the output keeps ``canal_legacy_swap`` (NULL read as false)
+            after ``source_format``.
+        multi_row: the decoder gives one row per changed row of a message, numbered by
+            ``row_index``: a row is identified by topic, partition, offset and ``row_index``.
+        late_metadata: Qlik: the metadata (MD) messages of every batch are decoded first
+            (``decoder.metadata_batches``) and collected to the driver; records are decoded
+            against them (``decoder.decode_batches(batches, entries=...)`` over the struct
+            column ``decoder.INPUT_COLUMN``); when a run brings new metadata, the held records
+            still waiting for theirs (``decode_error = missing_table_metadata``) are decoded
+            again and appended when they no longer wait. A record's rows are then identified
+            by topic, partition, offset and ``resolved_batch_id``.
+
+    Returns:
+        A DataFrame: :data:`BRONZE_COLUMNS` (with the options' extra input columns), then the
+        decoder's fields; one row per new bronze record (per changed row with ``multi_row``,
+        per decoding with ``late_metadata``).
+
+    Raises:
+        cdc_lakehouse.formats.UnknownFormatError: ``folder`` is no format's staging folder.
+        FactoryError: ``late_metadata`` combined with ``legacy_swap`` or ``multi_row``, or the
+            folder's formats name several decoders.
+    """
+    if late_metadata and (legacy_swap or multi_row):
+        raise FactoryError("late_metadata cannot be combined with legacy_swap or multi_row")
+    format_names, decoder = decoder_of(folder)
+    selected = records.where(records.source_format.isin(*format_names))
+    if late_metadata:
+        return _decode_with_metadata(dbt, session, selected.select(*BRONZE_COLUMNS), decoder)
+    keys = (*RECORD_KEY, "row_index") if multi_row else RECORD_KEY
+    if legacy_swap:
+        selected = selected.selectExpr(
+            "source_format",
+            f"coalesce({LEGACY_SWAP_COLUMN}, false) as {LEGACY_SWAP_COLUMN}",
+            *BRONZE_COLUMNS[1:],
+        )
+        input_columns = (
+            BRONZE_COLUMN_TYPES[0],
+            (LEGACY_SWAP_COLUMN, "boolean"),
+            *BRONZE_COLUMN_TYPES[1:],
+        )
+    else:
+        selected = selected.select(*BRONZE_COLUMNS)
+        input_columns = BRONZE_COLUMN_TYPES
+    selected = spread_over_cores(new_bronze_records(dbt, session, selected))
+    schema = decoder.output_schema_ddl(schema_ddl(input_columns))
+    if legacy_swap:
+        normal = selected.where(f"not {LEGACY_SWAP_COLUMN}").mapInArrow(
+            decoder.decode_batches, schema
+        )
+        legacy = selected.where(LEGACY_SWAP_COLUMN).mapInArrow(
+            decoder.decode_batches_legacy, schema
+        )
+        decoded = normal.unionByName(legacy)
+    else:
+        decoded = selected.mapInArrow(decoder.decode_batches, schema)
+    return unheld_rows(dbt, session, decoded, keys=keys)
+
+
+def waiting_records(session: SparkSession, this: str) -> DataFrame:
+    """The held records of table ``this`` whose every decoding so far is
+    ``missing_table_metadata``: :data:`BRONZE_COLUMNS`, one row per (topic, partition,
+    offset)."""
+    held = session.table(this)
+    decoded = held.where(F.col("decode_error").isNull() | (F.col("decode_error") != WAITING))
+    return (
+        held.where(F.col("decode_error") == WAITING)
+        .join(decoded, list(RECORD_KEY), "left_anti")
+        .select(*BRONZE_COLUMNS)
+        .dropDuplicates(list(RECORD_KEY))
+    )
+
+
+def _decode_with_metadata(
+    dbt: Any, session: SparkSession, selected: DataFrame, decoder: ModuleType
+) -> DataFrame:
+    """``late_metadata`` of :func:`decode_records` over ``selected`` (every batch's records of
+    the folder's formats, :data:`BRONZE_COLUMNS`).
+
+    A data message is matched as of its own ingest batch, or of the first later batch whose
+    metadata matches it (``resolved_batch_id``), so the table is a log of decodings: per record
+    the row with the highest ``resolved_batch_id`` is the current one, and it equals what a
+    full refresh decodes.
+    """
+    metadata = (
+        selected.select("source_format", "topic", "partition", "offset", "ingest_batch_id", "value")
+        .mapInArrow(decoder.metadata_batches, decoder.METADATA_ENTRY_DDL)
+        .collect()
+    )
+    entries = [row["entry"] for row in metadata]
+    # metadata from every batch (a data message may follow its metadata by several batches, or
+    # precede it); data messages from the new batches only, plus the held ones waiting for
+    # metadata when new metadata arrived
+    to_decode = new_bronze_records(dbt, session, selected)
+    newest = newest_batch_id(session, str(dbt.this)) if dbt.is_incremental else None
+    new_metadata = newest is not None and any(
+        row["ingest_batch_id"] is not None and row["ingest_batch_id"] > newest for row in metadata
+    )
+    if new_metadata:
+        to_decode = to_decode.unionByName(waiting_records(session, str(dbt.this)))
+    to_decode = spread_over_cores(to_decode)
+    input_column = decoder.INPUT_COLUMN
+    with_input = to_decode.withColumn(
+        input_column, F.struct("source_format", "topic", "value", "ingest_batch_id")
+    )
+    input_ddl = schema_ddl((*BRONZE_COLUMN_TYPES, (input_column, QLIK_INPUT_TYPE)))
+    decoded = with_input.mapInArrow(
+        functools.partial(decoder.decode_batches, entries=entries),
+        decoder.output_schema_ddl(input_ddl),
+    ).drop(input_column)
+    if new_metadata:  # a waiting record is appended again only when it no longer waits
+        decoded = decoded.where(
+            (F.col("ingest_batch_id") > F.lit(newest))
+            | F.col("decode_error").isNull()
+            | (F.col("decode_error") != WAITING)
+        )
+    # after an interrupted append: only the decodings the table lacks (a record decoded again
+    # since it waited has a new resolved_batch_id)
+    return unheld_rows(dbt, session, decoded, keys=(*RECORD_KEY, "resolved_batch_id"))

@@ -1,0 +1,201 @@
+"""The format manifest (``cdc_lakehouse.formats``) against the dbt side, which cannot import it:
+the staging and typed-gold folders under ``models/``, the models in them, the topic registry
+and type-mapping seeds, and the format lists of ``macros/cdc_formats.sql`` (no Spark)."""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cdc_lakehouse import formats
+from cdc_lakehouse.codegen.gold_tables import folder_of
+from cdc_lakehouse.codegen.type_mapping import FORMAT_FAMILIES
+from cdc_lakehouse.registry import FORMATS
+from cdc_lakehouse.simulate.encoders import ENCODERS
+from cdc_lakehouse.simulate.generate import SimulationConfig, generate
+from cdc_lakehouse.staging_model import FactoryError, decode_records
+
+PROJECT = Path(__file__).resolve().parents[2]
+STAGING = PROJECT / "models" / "staging"
+GOLD_TABLES = PROJECT / "models" / "gold" / "tables"
+FOLDERS = formats.staging_folders()
+NOT_A_FORMAT_FOLDER = {"bronze"}  # the bronze records view and the bronze source
+
+
+def subfolders(path: Path) -> list[Path]:
+    """The folders in ``path``, sorted, without hidden ones and ``__pycache__``."""
+    return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+def yaml_models(path: Path) -> dict[str, dict[str, Any]]:
+    """Model (or seed) name -> its entry in a dbt properties YAML file."""
+    entries = yaml.safe_load(path.read_text("utf-8"))
+    return {entry["name"]: entry for entry in entries.get("models", entries.get("seeds", []))}
+
+
+def accepted_values(model: dict[str, Any], column: str) -> list[str]:
+    """The ``accepted_values`` of ``column`` in a model's YAML entry ([] when none)."""
+    for entry in model.get("columns", []):
+        if entry["name"] != column:
+            continue
+        for test in entry.get("data_tests", []):
+            if isinstance(test, dict) and "accepted_values" in test:
+                return list(test["accepted_values"]["arguments"]["values"])
+    return []
+
+
+def macro_staging_event_models() -> dict[str, set[str]]:
+    """``cdc_staging_event_models()`` of ``macros/cdc_formats.sql``: model -> its formats."""
+    text = (PROJECT / "macros" / "cdc_formats.sql").read_text("utf-8")
+    body = re.search(
+        r"{% macro cdc_staging_event_models\(\) %}(.*?){% endmacro %}", text, re.DOTALL
+    )
+    assert body, "macro cdc_staging_event_models() not found"
+    entries = re.findall(r"\{'model': '(\w+)', 'formats': \[([^\]]*)\]\}", body.group(1))
+    assert entries, "no {'model': ..., 'formats': [...]} entry in cdc_staging_event_models()"
+    return {model: set(re.findall(r"'(\w+)'", listed)) for model, listed in entries}
+
+
+# --------------------------------------------------------------------------- the manifest
+
+
+def test_the_manifest_lists_each_format_once_and_the_registry_reads_it():
+    assert len(set(formats.NAMES)) == len(formats.MANIFEST) == 9
+    assert FORMATS == formats.NAMES
+    assert formats.get("datahub_blob").staging_folder == "dataworks"
+    with pytest.raises(formats.UnknownFormatError, match="unknown format 'nope'"):
+        formats.get("nope")
+    with pytest.raises(formats.UnknownFormatError, match="no format has staging folder"):
+        formats.in_staging_folder("nope")
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_the_formats_of_a_staging_folder_share_one_decoder_and_decoding_model(folder):
+    folder_formats = formats.in_staging_folder(folder)
+    assert len({fmt.decoder for fmt in folder_formats}) == 1
+    assert len({fmt.decoding_model for fmt in folder_formats}) == 1
+    assert folder_formats[0].decoding_model.startswith(f"stg_{folder}__")
+
+
+def test_gold_folders_are_unique_and_codegen_uses_them():
+    gold = [fmt.gold_folder for fmt in formats.MANIFEST]
+    assert len(set(gold)) == len(gold)
+    assert {fmt.name: folder_of(fmt.name) for fmt in formats.MANIFEST} == {
+        fmt.name: fmt.gold_folder for fmt in formats.MANIFEST
+    }
+    # the answer to "dataworks in staging, datahub_blob in gold": both, on purpose
+    assert formats.get("datahub_blob").gold_folder == "datahub_blob"
+
+
+def test_decoders_and_encoders_exist_and_agree():
+    for fmt in formats.MANIFEST:
+        decoder = importlib.import_module(fmt.decoder_module)
+        assert callable(decoder.decode_batches) and callable(decoder.output_schema_ddl)
+        encoder = ENCODERS[fmt.name]
+        assert (encoder.__name__, encoder.FORMAT) == (fmt.encoder_module, fmt.name)
+    assert tuple(ENCODERS) == formats.NAMES
+
+
+@pytest.mark.parametrize("fmt", formats.MANIFEST, ids=lambda f: f.name)
+def test_value_encoding_is_what_the_encoder_writes(fmt):
+    encoder = ENCODERS[fmt.name]
+    history = generate(SimulationConfig(changes=20, features=encoder.FEATURES))
+    values = [m.value for m in encoder.encode(history, "t") if m.value is not None]
+    assert values
+
+    def is_json_text(value: bytes) -> bool:
+        try:
+            json.loads(value)
+        except ValueError:  # also UnicodeDecodeError
+            return False
+        return True
+
+    if fmt.value_encoding == "json":
+        assert all(is_json_text(v) for v in values)
+    else:
+        assert not any(is_json_text(v) for v in values)
+
+
+# --------------------------------------------------------------------------- the dbt side
+
+
+def test_every_staging_folder_belongs_to_a_format():
+    on_disk = {path.name for path in subfolders(STAGING)}
+    assert on_disk - NOT_A_FORMAT_FOLDER == set(FOLDERS)
+    project = yaml.safe_load((PROJECT / "dbt_project.yml").read_text("utf-8"))
+    assert project["model-paths"] == ["models"]
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_a_staging_folder_holds_its_formats_models_and_one_yaml(folder):
+    folder_formats = formats.in_staging_folder(folder)
+    decoding, events = folder_formats[0].decoding_model, folder_formats[0].events_model
+    path = STAGING / folder
+    assert sorted(p.name for p in path.glob("*.yml")) == [f"_{folder}__models.yml"]
+    models = {p.stem for p in path.iterdir() if p.suffix in (".py", ".sql")}
+    assert models == {decoding, events}
+    assert (path / f"{decoding}.py").is_file() and (path / f"{events}.sql").is_file()
+    documented = yaml_models(path / f"_{folder}__models.yml")
+    assert set(documented) == models
+    assert set(accepted_values(documented[decoding], "source_format")) == set(
+        formats.names(folder_formats)
+    )
+    # the decoding model calls the factory for its own folder, and the events model reads it
+    source = (path / f"{decoding}.py").read_text("utf-8")
+    assert re.search(rf'decode_records\(.*folder="{folder}"', source, re.DOTALL)
+    assert 'dbt.ref("stg_bronze__kafka_records")' in source
+    assert f"ref('{decoding}')" in (path / f"{events}.sql").read_text("utf-8")
+
+
+def test_the_macro_lists_each_events_model_with_its_manifest_formats():
+    expected: dict[str, set[str]] = {}
+    for fmt in formats.MANIFEST:
+        expected.setdefault(fmt.events_model, set()).add(fmt.name)
+    assert macro_staging_event_models() == expected
+
+
+def test_typed_gold_folders_follow_the_manifest():
+    by_folder = {fmt.gold_folder: fmt for fmt in formats.MANIFEST}
+    for path in subfolders(GOLD_TABLES):
+        assert path.name in by_folder, f"{path} is no format's gold_folder"
+        assert (path / f"_{path.name}__models.yml").is_file()
+        for sql in path.glob("*.sql"):
+            assert sql.stem.startswith(f"{path.name}__"), sql
+            made_for = re.search(r"Typed current state of (\w+) table", sql.read_text("utf-8"))
+            if made_for:  # generated files name their format
+                assert formats.get(made_for.group(1)).gold_folder == path.name, sql
+
+
+def test_registry_topics_use_manifest_formats_and_every_format_has_a_topic():
+    with (PROJECT / "seeds" / "cdc_topics.csv").open(newline="", encoding="utf-8") as handle:
+        used = {row["format"] for row in csv.DictReader(handle)}
+    assert used == set(formats.NAMES)
+    seed = yaml_models(PROJECT / "seeds" / "_seeds__models.yml")["cdc_topics"]  # dbt's test
+    assert accepted_values(seed, "format") == list(formats.NAMES)
+
+
+def test_type_families_are_in_the_seed_and_codegen_reads_them():
+    path = PROJECT / "seeds" / "cdc_type_mappings.csv"
+    with path.open(newline="", encoding="utf-8") as handle:
+        families = {row["type_family"] for row in csv.DictReader(handle)}
+    for fmt in formats.MANIFEST:
+        assert fmt.type_family is None or fmt.type_family in families, fmt.name
+        assert FORMAT_FAMILIES[fmt.name] == fmt.type_family
+
+
+# --------------------------------------------------------------------------- the factory
+
+
+def test_the_factory_refuses_an_unknown_folder_and_conflicting_options():
+    nothing: Any = None  # checked before the factory touches dbt, Spark or the records
+    with pytest.raises(formats.UnknownFormatError, match="no format has staging folder"):
+        decode_records(nothing, nothing, nothing, folder="nope")
+    with pytest.raises(FactoryError, match="late_metadata"):
+        decode_records(nothing, nothing, nothing, folder="qlik", late_metadata=True, multi_row=True)
