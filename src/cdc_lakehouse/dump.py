@@ -114,7 +114,7 @@ class DumpLine:
 
     def digest(self) -> bytes:
         """16-byte hash of everything but the offset (equal records <=> equal digests)."""
-        h = hashlib.blake2b(digest_size=16)
+        h = hashlib.blake2b(digest_size=DIGEST_BYTES)
         for part in (self.key, self.value):
             h.update(b"\x00" if part is None else b"\x01" + len(part).to_bytes(8, "big") + part)
         h.update(f"{self.timestamp_ms}:{self.timestamp_type}:{len(self.headers)}".encode())
@@ -359,6 +359,8 @@ class FileScan:
         return len(self.tp_ids)
 
 
+DIGEST_BYTES = 16
+"""Length of a record's content digest (:meth:`DumpLine.digest`)."""
 _SCAN_CACHE: OrderedDict[tuple[str, int, int], FileScan] = OrderedDict()
 _SCAN_CACHE_LIMIT = 4096  # files
 _PLAIN_FIELDS = ("topic", "partition", "offset", "timestamp", "timestampType", "key", "value")
@@ -504,10 +506,74 @@ def _scan_lines(path: Path, size: int, mtime_ns: int) -> FileScan:
     )
 
 
-def scan_file(path: Path) -> FileScan:
+def _scan_file_name(path: Path, size: int, mtime_ns: int) -> str:
+    key = f"{path.resolve()}\0{size}\0{mtime_ns}".encode()
+    return hashlib.blake2b(key, digest_size=16).hexdigest() + ".npz"
+
+
+def save_scan(scan: FileScan, directory: Path) -> Path:
+    """Write ``scan`` into ``directory`` (created if missing) as one ``.npz`` file named by the
+    file's resolved path, size and mtime, for another process (the ingest's Spark planner)
+    to load with :func:`load_scan` instead of scanning again. Returns the file written."""
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / _scan_file_name(scan.path, scan.size, scan.mtime_ns)
+    arrays = {
+        "topics": np.array([t for t, _p in scan.topic_partitions], dtype=np.str_),
+        "partitions": np.array([p for _t, p in scan.topic_partitions], dtype=np.int64),
+        "tp_ids": scan.tp_ids,
+        "offsets": scan.offsets,
+        "line_nos": scan.line_nos,
+        "starts": scan.starts,
+        "ends": scan.ends,
+        "plain": np.array(scan.plain),
+    }
+    if scan.digests is not None:
+        arrays["digests"] = np.frombuffer(b"".join(scan.digests), dtype=np.uint8)
+    partial = target.with_suffix(".partial.npz")
+    with partial.open("wb") as handle:
+        np.savez(handle, **arrays)
+    partial.replace(target)
+    return target
+
+
+def load_scan(path: Path, directory: Path) -> FileScan | None:
+    """The scan of ``path`` that :func:`save_scan` wrote into ``directory``, or ``None`` when
+    there is none for the file's current size and mtime (or it cannot be read)."""
+    stat = path.stat()
+    source = directory / _scan_file_name(path, stat.st_size, stat.st_mtime_ns)
+    try:
+        with np.load(source, allow_pickle=False) as saved:
+            digests = None
+            if "digests" in saved.files:
+                flat = saved["digests"].tobytes()
+                digests = tuple(
+                    flat[i : i + DIGEST_BYTES] for i in range(0, len(flat), DIGEST_BYTES)
+                )
+            return FileScan(
+                path=path,
+                size=stat.st_size,
+                mtime_ns=stat.st_mtime_ns,
+                topic_partitions=tuple(
+                    (str(t), int(p))
+                    for t, p in zip(saved["topics"], saved["partitions"], strict=True)
+                ),
+                tp_ids=saved["tp_ids"],
+                offsets=saved["offsets"],
+                line_nos=saved["line_nos"],
+                starts=saved["starts"],
+                ends=saved["ends"],
+                plain=bool(saved["plain"]),
+                digests=digests,
+            )
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def scan_file(path: Path, cache_dir: Path | None = None) -> FileScan:
     """Scan every line of ``path`` (see :class:`FileScan`): with Arrow's JSON reader when the
     file is plain, else line by line. Repeated calls on an unchanged file (same size and mtime)
-    return the cached scan.
+    return the cached scan. With ``cache_dir``, a scan saved there by another process
+    (:func:`save_scan`) is loaded instead of scanning, and a new scan is saved there.
 
     Raises:
         DumpError: see :func:`iter_lines`.
@@ -518,9 +584,13 @@ def scan_file(path: Path) -> FileScan:
     if cached is not None:
         _SCAN_CACHE.move_to_end(cache_key)
         return cached
-    scan = _scan_plain(path, stat.st_size, stat.st_mtime_ns) or _scan_lines(
-        path, stat.st_size, stat.st_mtime_ns
-    )
+    scan = load_scan(path, cache_dir) if cache_dir is not None else None
+    if scan is None:
+        scan = _scan_plain(path, stat.st_size, stat.st_mtime_ns) or _scan_lines(
+            path, stat.st_size, stat.st_mtime_ns
+        )
+        if cache_dir is not None:
+            save_scan(scan, cache_dir)
     _SCAN_CACHE[cache_key] = scan
     while len(_SCAN_CACHE) > _SCAN_CACHE_LIMIT:
         _SCAN_CACHE.popitem(last=False)
@@ -644,6 +714,7 @@ def build_index(
     topics: Collection[str] | None = None,
     *,
     registry_label: str = "the topic registry",
+    scan_cache_dir: Path | None = None,
 ) -> DumpIndex:
     """Scan and validate the whole dump at ``path`` (a file or a directory).
 
@@ -651,6 +722,8 @@ def build_index(
         path: the dump (see :func:`dump_files`).
         topics: the topics of the registry; ``None`` accepts any topic.
         registry_label: how to name the registry in messages (e.g. its path).
+        scan_cache_dir: share the per-file scans with other processes through this directory
+            (see :func:`scan_file`).
 
     Raises:
         DumpError: path missing, a malformed line, a topic not in ``topics``, or two different
@@ -665,7 +738,7 @@ def build_index(
     plans: list[FilePlan] = []
     lines = 0
     for file_idx, file_path in enumerate(files):
-        scan = scan_file(file_path)
+        scan = scan_file(file_path, scan_cache_dir)
         scans.append(scan)
         if allowed is not None:
             bad = [i for i, (topic, _p) in enumerate(scan.topic_partitions) if topic not in allowed]

@@ -417,3 +417,50 @@ def test_plain_looking_line_that_arrow_would_accept_is_still_checked(
         build_index(dump, TOPICS)
     assert str(err.value).startswith(f"{dump}:2: ")
     assert message in str(err.value)
+
+
+def test_a_second_process_loads_the_saved_scans_instead_of_scanning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ingest CLI scans the dump once and saves the scans; the Spark planner (another
+    process) loads them: same index, no second pass over the files."""
+    from cdc_lakehouse import dump
+
+    data = tmp_path / "dump"
+    write_lines(data / "a.jsonl", [_plain("orders", p % 2, p // 2, f"v{p}") for p in range(5)])
+    write_lines(data / "b.jsonl", [{"topic": "users", "value_base64": "AAE="}, ""])
+    cache = tmp_path / "scans"
+    first = build_index(data, TOPICS, scan_cache_dir=cache)
+    assert len(list(cache.glob("*.npz"))) == 2
+
+    def no_scan(*_args: Any) -> None:
+        raise AssertionError("scanned again")
+
+    dump._SCAN_CACHE.clear()  # a new process
+    monkeypatch.setattr(dump, "_scan_plain", no_scan)
+    monkeypatch.setattr(dump, "_scan_lines", no_scan)
+    second = build_index(data, TOPICS, scan_cache_dir=cache)
+    assert [(p.plain, p.bounds, p.skip) for p in second.files] == [
+        (p.plain, p.bounds, p.skip) for p in first.files
+    ]
+    assert second.end_offsets == first.end_offsets
+    assert keyed(load_dump(data, TOPICS)) == [
+        ("orders", 0, 0, None, b"v0"),
+        ("orders", 1, 0, None, b"v1"),
+        ("orders", 0, 1, None, b"v2"),
+        ("orders", 1, 1, None, b"v3"),
+        ("orders", 0, 2, None, b"v4"),
+        ("users", 0, 0, None, b"\x00\x01"),
+    ]
+
+
+def test_a_changed_file_is_scanned_again_not_loaded_from_the_saved_scan(tmp_path: Path) -> None:
+    from cdc_lakehouse import dump
+
+    data = write_lines(tmp_path / "a.jsonl", [_plain("orders", 0, 0, "x")])
+    cache = tmp_path / "scans"
+    assert build_index(data, TOPICS, scan_cache_dir=cache).end_offsets == {("orders", 0): 1}
+    write_lines(data, [_plain("orders", 0, 0, "x"), _plain("orders", 0, 1, "y")])
+    os.utime(data, ns=(1, 1))  # a new mtime, whatever the clock's resolution
+    dump._SCAN_CACHE.clear()
+    assert build_index(data, TOPICS, scan_cache_dir=cache).end_offsets == {("orders", 0): 2}

@@ -36,9 +36,13 @@ def _baseline(seconds: float, equals_gold: bool = True) -> dict:
     }
 
 
-def _format_result(name: str, silver_s: float, gold_s: float, pyspark_s: float) -> dict:
+def _format_result(
+    name: str, silver_s: float, gold_s: float, pyspark_s: float, changes: int = 1000
+) -> dict:
     return {
         "format": name,
+        "changes": changes,
+        "records": changes,
         "events": 1000,
         "batch_events": 100,
         "gold_equals_oracle": True,
@@ -145,6 +149,82 @@ def test_write_gives_json_markdown_and_plots(tmp_path: Path) -> None:
     assert paths[3].read_bytes().startswith(b"\x89PNG")
 
 
+def _incremental(build_s: float, script_s: float) -> dict:
+    return {
+        "format": "dts_canal_json",
+        "changes": 200_000,
+        "batch_changes": 1_000,
+        "events": 210_000,
+        "batch_events": 1_050,
+        "full_build_s": 300.0,
+        "incremental_build_s": build_s,
+        "incremental_build_peak_rss_bytes": 2**31,
+        "script_s": script_s,
+        "script_equals_gold": True,
+        "gold_equals_oracle": True,
+        "gold_differences": [],
+        "incremental_build_nodes": {
+            "nodes": 300,
+            "seconds_by_type": {"model": 30.0, "test": 20.0},
+            "slowest": {"row_states": 4.0},
+        },
+    }
+
+
+def _statuses(doc: dict) -> dict[int, str]:
+    return {t["target"]: t["status"] for t in report.summary(doc)["targets"]}
+
+
+def test_targets_say_met_not_met_or_not_measured() -> None:
+    # 1: overall 1.5x but format a at 2.0x... b at 1.0x: met; 3: 45 / 20 = 2.25x: not met
+    doc = _document(
+        [_format_result("a", 3.0, 1.0, 2.0), _format_result("b", 1.0, 1.0, 2.0)],
+        [_growth(1, 10.0, 8.0), _growth(16, 60.0, 9.0)],
+    )
+    doc["incremental"] = [_incremental(45.0, 20.0)]
+    statuses = _statuses(doc)
+    assert statuses == {
+        1: "met",
+        2: "not measured",  # Canal not run at 1,000,000 changes
+        3: "NOT met",
+        4: "not measured",  # the dumps were not 1,000,000 records
+        5: "not measured",
+        6: "not measured",
+    }
+    doc["incremental"] = [_incremental(35.0, 20.0)]
+    assert _statuses(doc)[3] == "met"
+    markdown = report.markdown(doc)
+    assert "| 3 | incremental build <= 2x" in markdown
+    assert "## Incremental build against recomputing (dts_canal_json)" in markdown
+
+
+def test_one_format_above_two_and_a_half_misses_target_one() -> None:
+    # overall (4 + 2 + 2) / (1 + 4 + 4) = 0.89x, but a alone is 4.0x
+    doc = _document(
+        [
+            _format_result("a", 3.0, 1.0, 1.0),
+            _format_result("b", 1.0, 1.0, 4.0),
+            _format_result("c", 1.0, 1.0, 4.0),
+        ],
+        [],
+    )
+    assert _statuses(doc)[1] == "NOT met"
+    assert report.summary(doc)["pyspark_target_met"] is False
+
+
+def test_targets_at_a_million_changes() -> None:
+    canal = _format_result("dts_canal_json", 10.0, 5.0, 12.0, changes=1_000_000)
+    canal["stages"]["dump_to_bronze"] = _stage(40.0, 1000)  # 25,000 records/s
+    statuses = _statuses(_document([canal], []))
+    assert statuses[2] == "met"  # 15 / 12 = 1.25x
+    assert statuses[4] == "met"
+    assert statuses[6] == "met"  # 1 GiB
+    canal["stages"]["silver_to_gold"]["peak_rss_bytes"] = 7 * 2**30
+    canal["stages"]["dump_to_bronze"] = _stage(60.0, 1000)  # 16,667 records/s
+    statuses = _statuses(_document([canal], []))
+    assert (statuses[4], statuses[6]) == ("NOT met", "NOT met")
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -152,6 +232,8 @@ def test_write_gives_json_markdown_and_plots(tmp_path: Path) -> None:
         (["--changes", "0"], "must be 1 or more"),
         (["--factors", "4,1"], "increasing history sizes"),
         (["--factors", "1;4"], "comma-separated"),
+        (["--part", "tables"], "invalid choice: 'tables'"),
+        (["--history-changes", "0"], "must be 1 or more"),
     ],
 )
 def test_bad_flags_stop_with_what_to_fix(

@@ -5,9 +5,10 @@ Every measurement runs in a worker process of its own (:mod:`.worker`) with a fr
 under ``--work-dir``, so one format's JVM, caches and tables never help or slow another.
 The defaults (three formats, see :data:`DEFAULT_FORMATS`) took 19 minutes on 2 cores
 (``bench/results.md``): about 3 minutes per format and 12 for the cost growth; ``--format all``
-measures all nine. Results: ``--out`` (default ``bench/``)
-gets ``results.json``, ``results.md``, ``throughput.png`` and ``cost_growth.png``
-(:mod:`.report`).
+measures all nine. ``--part incremental`` adds issue 20's target 3 (:mod:`.incremental_bench`:
+an incremental ``dbt build`` on a 200,000-change history against the script's recompute).
+Results: ``--out`` (default ``bench/``) gets ``results.json``, ``results.md``,
+``throughput.png`` and ``cost_growth.png`` (:mod:`.report`).
 
 Exit codes: 0 done (also when a target is missed: the report says so), 1 a step failed
 (the worker's log is named), 2 bad arguments.
@@ -37,6 +38,13 @@ DEFAULT_CHANGES = 20_000
 DEFAULT_GROWTH_FORMAT = "dts_canal_json"
 DEFAULT_GROWTH_CHANGES = 2_000
 DEFAULT_FACTORS = (1, 4, 16)
+PARTS = ("formats", "growth", "incremental")
+"""The bench's parts: throughput per format, cost growth, incremental against recompute."""
+DEFAULT_PARTS = ("formats", "growth")
+"""The default run (about 20 minutes on 2 cores); ``--part incremental`` adds target 3's run
+on a 200,000-change history (several minutes more)."""
+DEFAULT_HISTORY_CHANGES = 200_000
+DEFAULT_HISTORY_BATCH_CHANGES = 1_000
 
 
 def _factors(text: str) -> tuple[int, ...]:
@@ -107,11 +115,39 @@ def build_parser() -> argparse.ArgumentParser:
         help="history sizes of the cost growth, in multiples of --growth-changes (default 1,4,16)",
     )
     parser.add_argument(
+        "--history-changes",
+        type=positive_int,
+        default=DEFAULT_HISTORY_CHANGES,
+        help=(
+            "part incremental: row changes of the history the new batch lands on "
+            f"(default {DEFAULT_HISTORY_CHANGES:,}; format --growth-format)"
+        ),
+    )
+    parser.add_argument(
+        "--history-batch-changes",
+        type=positive_int,
+        default=DEFAULT_HISTORY_BATCH_CHANGES,
+        help=(
+            "part incremental: row changes of the new batch "
+            f"(default {DEFAULT_HISTORY_BATCH_CHANGES:,})"
+        ),
+    )
+    parser.add_argument(
+        "--part",
+        choices=PARTS,
+        action="append",
+        help=(
+            "part to run (repeatable): formats (throughput per format against the baselines), "
+            "growth (incremental build as history grows), incremental (incremental build on a "
+            f"large history against the script's recompute); default {', '.join(DEFAULT_PARTS)}"
+        ),
+    )
+    parser.add_argument(
         "--skip",
-        choices=("formats", "growth"),
+        choices=PARTS,
         action="append",
         default=[],
-        help="leave a part out",
+        help="leave a part out of the selected ones",
     )
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument(
@@ -185,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(
             f"{project_dir} holds no dbt_project.yml; run from the project or give --project-dir"
         )
+    parts = [p for p in (args.part or DEFAULT_PARTS) if p not in args.skip]
     batch_changes = args.batch_changes or max(args.changes // 10, 1)
     growth_batch = args.growth_batch_changes or max(args.growth_changes // 16, 1)
     scratch = args.work_dir or Path(tempfile.mkdtemp(prefix="cdc-bench-"))
@@ -192,20 +229,24 @@ def main(argv: list[str] | None = None) -> int:
     document: dict[str, Any] = {
         "machine": report.machine(),
         "config": {
-            "formats": formats if "formats" not in args.skip else [],
+            "parts": parts,
+            "formats": formats if "formats" in parts else [],
             "changes": args.changes,
             "batch_changes": batch_changes,
             "growth_format": args.growth_format,
             "growth_changes": args.growth_changes,
             "growth_batch_changes": growth_batch,
-            "factors": list(args.factors) if "growth" not in args.skip else [],
+            "factors": list(args.factors) if "growth" in parts else [],
+            "history_changes": args.history_changes,
+            "history_batch_changes": args.history_batch_changes,
             "seed": args.seed,
         },
         "formats": [],
         "growth": [],
+        "incremental": [],
     }
     try:
-        if "formats" not in args.skip:
+        if "formats" in parts:
             for format_ in formats:
                 spec = {
                     "format": format_,
@@ -216,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
                 result = run_worker("format", spec, scratch / f"format-{format_}", project_dir)
                 document["formats"].append(result)
                 print(report.format_line(result), flush=True)
-        if "growth" not in args.skip:
+        if "growth" in parts:
             for factor in args.factors:
                 spec = {
                     "format": args.growth_format,
@@ -228,6 +269,16 @@ def main(argv: list[str] | None = None) -> int:
                 result = run_worker("growth", spec, scratch / f"growth-{factor}x", project_dir)
                 document["growth"].append(result)
                 print(report.growth_line(result), flush=True)
+        if "incremental" in parts:
+            spec = {
+                "format": args.growth_format,
+                "changes": args.history_changes,
+                "batch_changes": args.history_batch_changes,
+                "seed": args.seed,
+            }
+            result = run_worker("incremental", spec, scratch / "incremental", project_dir)
+            document["incremental"].append(result)
+            print(report.incremental_line(result), flush=True)
     except WorkerFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -9,6 +9,9 @@ Register it with ``spark.dataSource.register(CdcDumpDataSource)`` and read it wi
 - ``registryLabel``: how to name the registry in messages.
 - ``maxRecordsPerBatch``: cap on the records per micro-batch (admission control, also under
   ``Trigger.AvailableNow``).
+- ``scanCacheDir``: a directory where the driver saved its scans of the dump files
+  (:func:`cdc_lakehouse.dump.save_scan`); the planner loads them instead of scanning the
+  dump a second time.
 
 Offsets are Kafka offsets in the JSON shape of Spark's Kafka source (see
 :mod:`cdc_lakehouse.ingest.offsets`): initial ``{}``; latest = last offset + 1 per
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
@@ -170,12 +174,22 @@ class CdcDumpStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.registry_label: str = options.get("registrylabel") or "the topic registry"
         max_rows = options.get("maxrecordsperbatch")
         self.max_records: int | None = int(max_rows) if max_rows else None
+        cache_dir = options.get("scancachedir")
+        self.scan_cache_dir: Path | None = Path(cache_dir) if cache_dir else None
         self._frozen: DumpIndex | None = None
+
+    def _build_index(self) -> DumpIndex:
+        return build_index(
+            self.path,
+            self.topics,
+            registry_label=self.registry_label,
+            scan_cache_dir=self.scan_cache_dir,
+        )
 
     def _index(self) -> DumpIndex:
         if self._frozen is not None:
             return self._frozen
-        return build_index(self.path, self.topics, registry_label=self.registry_label)
+        return self._build_index()
 
     def initialOffset(self) -> dict[str, Any]:
         """Nothing read yet: ``{}`` (every topic-partition starts at offset 0)."""
@@ -189,7 +203,7 @@ class CdcDumpStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def prepareForTriggerAvailableNow(self) -> None:
         """Freeze the dump index: the run ends at the offsets seen now."""
-        self._frozen = build_index(self.path, self.topics, registry_label=self.registry_label)
+        self._frozen = self._build_index()
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         """End offsets of the next batch: the dump's end, capped by ``limit`` (max rows)."""
@@ -287,9 +301,13 @@ def source_options(
     topics: Sequence[str] | None,
     registry_label: str,
     max_records_per_batch: int | None,
+    scan_cache_dir: str | None = None,
 ) -> dict[str, str]:
-    """``readStream`` options of the ``cdc_dump`` source."""
+    """``readStream`` options of the ``cdc_dump`` source (``scan_cache_dir``: where the
+    driver saved its scans of the dump files, :func:`cdc_lakehouse.dump.save_scan`)."""
     options = {"path": dump, "registryLabel": registry_label}
+    if scan_cache_dir:
+        options["scanCacheDir"] = scan_cache_dir
     if topics is not None:
         options["topics"] = json.dumps(sorted(topics))
     if max_records_per_batch:

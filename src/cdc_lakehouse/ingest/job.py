@@ -14,14 +14,16 @@ Two steps so that every problem a person can fix is reported before the JVM star
 
 from __future__ import annotations
 
+import shutil
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from cdc_lakehouse.dump import DumpIndex, build_index
+from cdc_lakehouse.dump import DumpIndex, build_index, save_scan, scan_file
 from cdc_lakehouse.ingest.bronze import BronzeBatchWriter, check_checkpoint, ensure_table
 from cdc_lakehouse.ingest.dump_source import SOURCE_NAME, CdcDumpDataSource, source_options
 from cdc_lakehouse.ingest.kafka_stream import (
@@ -133,7 +135,7 @@ def _describe(plan: IngestPlan) -> str:
     return "\n".join(lines)
 
 
-def _dump_stream(spark: SparkSession, plan: IngestPlan) -> DataFrame:
+def _dump_stream(spark: SparkSession, plan: IngestPlan, scan_dir: Path | None) -> DataFrame:
     opts = plan.options
     assert opts.dump is not None
     spark.dataSource.register(CdcDumpDataSource)
@@ -145,6 +147,7 @@ def _dump_stream(spark: SparkSession, plan: IngestPlan) -> DataFrame:
                 plan.topics,
                 str(opts.registry),
                 opts.max_records_per_batch,
+                str(scan_dir) if scan_dir else None,
             )
         )
         .load()
@@ -176,6 +179,10 @@ def run_ingest(
 ) -> IngestResult:
     """Ingest everything beyond the checkpoint into the table, then return.
 
+    A dump's per-file scans, made by :func:`plan_ingest` in this process, are saved in a
+    temporary directory (removed when this returns or raises) for the source's planner, a
+    Python worker of Spark's, which loads them instead of scanning the dump a second time.
+
     Args:
         spark: the session (see :func:`cdc_lakehouse.spark_session.get_spark`).
         plan: from :func:`plan_ingest`.
@@ -187,6 +194,26 @@ def run_ingest(
         ConfigError: the table and the checkpoint disagree, or the table has other columns.
         pyspark.errors.StreamingQueryException: the query failed.
     """
+    scan_dir: Path | None = None
+    try:
+        if plan.index is not None:
+            scan_dir = Path(tempfile.mkdtemp(prefix="cdc-dump-scans-"))
+            for file_plan in plan.index.files:
+                save_scan(scan_file(Path(file_plan.path)), scan_dir)
+        return _run(spark, plan, out, table_format, stop, scan_dir)
+    finally:
+        if scan_dir is not None:
+            shutil.rmtree(scan_dir, ignore_errors=True)
+
+
+def _run(
+    spark: SparkSession,
+    plan: IngestPlan,
+    out: TextIO | None,
+    table_format: str | None,
+    stop: threading.Event | None,
+    scan_dir: Path | None,
+) -> IngestResult:
     opts = plan.options
     stream_out = out or sys.stdout
     started = time.monotonic()
@@ -209,7 +236,7 @@ def run_ingest(
             report_skipped=True,
         )
     else:
-        stream = _dump_stream(spark, plan)
+        stream = _dump_stream(spark, plan, scan_dir)
         writer = BronzeBatchWriter(table=opts.table, out=stream_out)
     builder = (
         stream.writeStream.queryName(f"ingest_{opts.table.replace('.', '_')}")
