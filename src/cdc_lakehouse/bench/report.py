@@ -261,10 +261,16 @@ def markdown(document: dict[str, Any]) -> str:
         f"dbt-core {m['versions']['dbt-core']}, DuckDB {m['versions']['duckdb']}; "
         f"Spark driver memory {m['spark_driver_memory']}, `local[*]`, table format parquet.",
         "",
-        f"Workload (change simulator, seed {c['seed']}): {c['changes']:,} row changes of "
-        f"history per format, then an incremental batch of {c['batch_changes']:,}; 5 % "
-        "producer-retry duplicates, 3 partitions. Events = rows of `silver.change_events` "
-        f"(duplicates included). Whole run: {document.get('wall_s', 0):.0f} s.",
+        f"Workload (change simulator, seed {c['seed']}): "
+        + (
+            f"{c['changes']:,} row changes of history per format, then an incremental batch "
+            f"of {c['batch_changes']:,}; "
+            if document["formats"]
+            else ""
+        )
+        + "5 % producer-retry duplicates, 3 partitions. Events = rows of "
+        "`silver.change_events` (duplicates included). Whole run: "
+        f"{document.get('wall_s', 0):.0f} s.",
         "",
         "## Targets (issue 20)",
         "",
