@@ -492,19 +492,23 @@ def render_folder_yml(folder: str, models: Sequence[TableModel]) -> str:
                 f"        description: {_q(_column_description(column))}",
                 f"        data_type: {column.resolved.spark_type}",
             ]
-            if column.is_key:
-                lines.append("        data_tests: [not_null]")
         for meta, spark_type, description in METADATA_COLUMNS:
             lines += [
                 f"      - name: {meta}",
                 f"        description: {_q(description)}",
                 f"        data_type: {spark_type}",
             ]
-            if meta != "last_event_time":
-                lines.append("        data_tests: [not_null]")
+        not_null = [c.name for c in model.columns if c.is_key] + [
+            meta for meta, _type, _description in METADATA_COLUMNS if meta != "last_event_time"
+        ]
+        lines += [
+            "    data_tests:",
+            "      - not_null_columns:",
+            "          arguments:",
+            f"            column_names: [{', '.join(not_null)}]",
+        ]
         if model.key_columns:
             lines += [
-                "    data_tests:",
                 "      - unique_combination_of_columns:",
                 "          arguments:",
                 f"            combination_of_columns: [{', '.join(model.key_columns)}]",
