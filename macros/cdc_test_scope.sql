@@ -1,0 +1,117 @@
+{#
+    Data tests of an incremental build check the batches that build added, not the whole
+    history again (issue 20: a scheduled build should cost what its new data costs).
+
+    - After a `dbt build` of the whole project (no --select / --exclude) in which every node
+      succeeded, record_tested_batches (on-run-end) appends to silver.cdc_tested_batches the
+      newest bronze ingest batch that was in bronze when the build started (bronze
+      ingested_at before run_started_at): every record up to it went through every model and
+      passed every test.
+    - A generic data test of a later run then reads only the rows of its model resolved after
+      that batch (get_where_subquery below): coalesce(resolved_batch_id, ingest_batch_id),
+      resolved_batch_id, last_resolved_batch_id or ingest_batch_id, the first the model
+      declares in its YAML. A model with none of them (a view over the whole state, a seed)
+      is tested whole.
+    - Every test reads everything on --full-refresh, with --vars '{cdc_full_tests: true}', or
+      when no build has been recorded yet. A failed or partial build records nothing, so the
+      next build tests its batches again.
+    - Singular tests (tests/dbt/*.sql) are not scoped: the accounting check,
+      assert_every_bronze_record_accounted_for, covers every bronze record on every run.
+#}
+
+{% macro tested_batches_table() -%}
+    {{ target.schema }}.cdc_tested_batches
+{%- endmacro %}
+
+{# on-run-end: record the newest bronze batch a successful whole-project build covered #}
+{% macro record_tested_batches(results) %}
+    {% if not execute or flags.WHICH != 'build' %}
+        {{ return('') }}
+    {% endif %}
+    {% if invocation_args_dict.get('select') or invocation_args_dict.get('exclude')
+        or invocation_args_dict.get('selector') %}
+        {{ return('') }}
+    {% endif %}
+    {% for result in results %}
+        {% if result.status not in ['success', 'pass', 'warn'] %}
+            {{ return('') }}
+        {% endif %}
+    {% endfor %}
+    {% set bronze = source('bronze', 'kafka_records') %}
+    {% if load_relation(bronze) is none %}
+        {{ return('') }}
+    {% endif %}
+    {% do run_query(
+        'create table if not exists ' ~ tested_batches_table()
+        ~ ' (tested_through_batch_id bigint, build_started_at timestamp, invocation_id string)'
+        ~ ' using parquet'
+    ) %}
+    {% do run_query(
+        'insert into ' ~ tested_batches_table()
+        ~ " select max(ingest_batch_id), timestamp'" ~ run_started_at.strftime('%Y-%m-%d %H:%M:%S.%f')
+        ~ "', '" ~ invocation_id ~ "' from " ~ bronze
+        ~ " where ingested_at < timestamp'" ~ run_started_at.strftime('%Y-%m-%d %H:%M:%S.%f')
+        ~ "' having max(ingest_batch_id) is not null"
+    ) %}
+    {{ return('') }}
+{% endmacro %}
+
+{# the batch expression of a tested node (by its YAML columns), or none #}
+{% macro test_batch_expression(node) %}
+    {% set columns = node.columns.keys() | list if node is not none else [] %}
+    {% if 'resolved_batch_id' in columns and 'ingest_batch_id' in columns %}
+        {{ return('coalesce(resolved_batch_id, ingest_batch_id)') }}
+    {% endif %}
+    {% for column in ['resolved_batch_id', 'last_resolved_batch_id', 'ingest_batch_id'] %}
+        {% if column in columns %}
+            {{ return(column) }}
+        {% endif %}
+    {% endfor %}
+    {{ return(none) }}
+{% endmacro %}
+
+{#
+    the newest batch a recorded build covered, as a scalar subquery (Spark reads the small
+    table once per test, no dbt round trip), or none: nothing recorded, --full-refresh or
+    var cdc_full_tests (test everything)
+#}
+{% macro tested_through_batch() %}
+    {% if not execute or flags.FULL_REFRESH or var('cdc_full_tests', false) %}
+        {{ return(none) }}
+    {% endif %}
+    {% set relation = adapter.get_relation(
+        database=none, schema=target.schema, identifier='cdc_tested_batches'
+    ) %}
+    {% if relation is none %}
+        {{ return(none) }}
+    {% endif %}
+    {{ return(
+        '(select coalesce(max(tested_through_batch_id), -1) from ' ~ relation ~ ')'
+    ) }}
+{% endmacro %}
+
+{#
+    dbt's get_where_subquery, overridden: a generic test's model, filtered by the test's own
+    `where` config (dbt's behaviour) and, on an incremental build, to the rows resolved after
+    the last recorded build (see the header).
+#}
+{% macro get_where_subquery(relation) -%}
+    {% set conditions = [] %}
+    {% set where = config.get('where', '') %}
+    {% if where %}
+        {% do conditions.append('(' ~ where ~ ')') %}
+    {% endif %}
+    {% set node_id = model.get('attached_node') if model is mapping else none %}
+    {% set node = graph.nodes.get(node_id) if node_id else none %}
+    {% set expression = test_batch_expression(node) if node is not none else none %}
+    {% if expression is not none %}
+        {% set through = tested_through_batch() %}
+        {% if through is not none %}
+            {% do conditions.append(expression ~ ' > ' ~ through) %}
+        {% endif %}
+    {% endif %}
+    {% if conditions %}
+        {% do return('(select * from ' ~ relation ~ ' where ' ~ conditions | join(' and ') ~ ') dbt_subquery') %}
+    {% endif %}
+    {% do return(relation) %}
+{%- endmacro %}

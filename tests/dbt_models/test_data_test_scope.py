@@ -1,0 +1,58 @@
+"""Data tests of an incremental build read only the batches since the last successful build
+(macros/cdc_test_scope.sql): what is recorded, and the SQL a test then runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+SCOPE = (
+    "coalesce(resolved_batch_id, ingest_batch_id) > (select coalesce(max(tested_through_batch_id)"
+    ", -1) from silver.cdc_tested_batches)"
+)
+
+
+def _compiled(run_dbt, test_name: str, *args: str) -> str:
+    run_dbt("compile", "--select", test_name, *args)
+    found = list(Path(run_dbt.target_path, "compiled").rglob(f"{test_name}*.sql"))
+    assert len(found) == 1, found
+    return found[0].read_text(encoding="utf-8")
+
+
+def test_a_successful_build_records_the_newest_bronze_batch(spark, built_lake) -> None:
+    recorded = spark.sql(
+        "select max(tested_through_batch_id) as batch from silver.cdc_tested_batches"
+    ).collect()[0]["batch"]
+    newest = spark.sql("select max(ingest_batch_id) as batch from bronze.kafka_records").collect()
+    assert recorded == newest[0]["batch"]
+    assert recorded is not None and recorded > 0
+
+
+def test_a_test_of_a_batch_partitioned_model_reads_the_new_batches_only(
+    run_dbt, built_lake
+) -> None:
+    scoped = _compiled(run_dbt, "unique_change_events_event_id")
+    assert f"from (select * from silver.change_events where {SCOPE}) dbt_subquery" in scoped
+    everything = _compiled(
+        run_dbt, "unique_change_events_event_id", "--vars", "{cdc_full_tests: true}"
+    )
+    assert "cdc_tested_batches" not in everything
+    assert "from silver.change_events" in everything
+
+
+def test_a_model_without_a_batch_column_is_tested_whole(run_dbt, built_lake) -> None:
+    # gold.current_rows: a view of the current state, no batch column
+    run_dbt("compile", "--select", "current_rows,test_type:generic")
+    target = Path(run_dbt.target_path)
+    manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
+    tests = [
+        node
+        for node in manifest["nodes"].values()
+        if node["resource_type"] == "test"
+        and node.get("attached_node") == "model.cdc_lakehouse.current_rows"
+    ]
+    assert tests
+    for node in tests:
+        sql = (target / node["compiled_path"]).read_text(encoding="utf-8")
+        assert "from gold.current_rows" in sql
+        assert "cdc_tested_batches" not in sql
