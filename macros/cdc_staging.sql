@@ -1,7 +1,8 @@
 {#
-    The shared shapes of the staging stg_<folder>__events models: the normalized event row and
-    the quarantine checks. A staging model states only what its format has; these macros put
-    it in the one order and the one vocabulary of staging_event_columns() (macros/cdc_formats.sql).
+    The shared shapes of the staging stg_<folder>__events models: the normalized event row
+    (staging_event_row) and the quarantine checks (quarantine_checks, missing_key_check). A
+    staging model states only what its format has; these macros put it in the one order and
+    the one vocabulary of staging_event_columns() (macros/cdc_formats.sql).
 #}
 
 {#
@@ -34,7 +35,7 @@
       column renamed or cast).
     - extra: names of further columns of the relation to keep after the contract's (a
       format's own columns, for its readers and its intermediate model).
-    Every other column of the contract is, in this order of precedence:
+    Every other column of the contract is:
     - a bronze coordinate every decoding model passes through: kafka_topic <- topic,
       kafka_partition <- partition, kafka_offset <- offset, kafka_timestamp <- timestamp,
       raw_value <- value; source_format and ingest_batch_id as they are; kafka_row_index 0

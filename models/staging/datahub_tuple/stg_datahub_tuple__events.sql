@@ -115,14 +115,7 @@ normalized as (
         case
             when before_flag = 'Y' then {{ canonical_row_key('row_image', 'key_columns') }}
         end as before_row_key,
-        case
-            when sequence_id is not null and length(sequence_id) <= 30 then concat_ws(
-                '.',
-                {{ padded_number('sequence_id', 30) }},
-                cast(image_rank as string),
-                {{ kafka_ordering_tail() }}
-            )
-        end as ordering_key,
+        {{ sequence_ordering_key('sequence_id', 'image_rank') }} as ordering_key,
         {{ quarantine_checks(checks) }}
     from keyed
 ),
