@@ -1,20 +1,26 @@
 {#
     cdc_staging_event_models(): the staging models that decode a message format, and the
-    registry formats each one decodes. Silver models union every listed model, and
-    silver.quarantine keeps the records of formats that no listed model decodes.
+    registry formats each one decodes. Silver models union every listed model (or, where an
+    entry names one, the intermediate model that completes its records across records:
+    'paired_in'), and silver.quarantine keeps the records of formats that no listed model
+    decodes.
 
     Adding a format = one staging folder whose *_events model has the columns of
-    staging_event_columns() below, plus one entry here.
+    staging_event_columns() below (macro staging_event_row, macros/cdc_staging.sql), plus
+    one entry here.
 #}
 {% macro cdc_staging_event_models() %}
     {{ return([
-        {'model': 'stg_dataworks__events', 'formats': ['dataworks_json', 'datahub_blob']},
+        {'model': 'stg_dataworks__events', 'formats': ['dataworks_json', 'datahub_blob'],
+            'paired_in': 'int_dataworks__events_paired'},
         {'model': 'stg_dts_canal__events', 'formats': ['dts_canal_json']},
         {'model': 'stg_qlik__events', 'formats': ['qlik_json', 'qlik_avro']},
-        {'model': 'stg_datahub_tuple__events', 'formats': ['datahub_tuple']},
+        {'model': 'stg_datahub_tuple__events', 'formats': ['datahub_tuple'],
+            'paired_in': 'int_datahub_tuple__events_paired'},
         {'model': 'stg_lindorm__events', 'formats': ['lindorm_debezium']},
         {'model': 'stg_dts_avro__events', 'formats': ['dts_avro']},
-        {'model': 'stg_dts_shareplex__events', 'formats': ['dts_shareplex_json']},
+        {'model': 'stg_dts_shareplex__events', 'formats': ['dts_shareplex_json'],
+            'paired_in': 'int_dts_shareplex__events_keyed'},
     ]) }}
 {% endmacro %}
 
@@ -74,14 +80,14 @@
 {% endmacro %}
 
 {#
-    staging_events(record_kind): the rows of every staging *_events model with that
-    record_kind (none: of every kind), in the columns of staging_event_columns(), as one
-    union all.
+    staging_events(record_kind): the rows of every staging *_events model (its 'paired_in'
+    intermediate model where it has one) with that record_kind (none: of every kind), in the
+    columns of staging_event_columns(), as one union all.
 #}
 {% macro staging_events(record_kind) %}
     {%- for staging in cdc_staging_event_models() %}
     select {{ staging_event_columns() | join(', ') }}
-    from {{ ref(staging.model) }}
+    from {{ ref(staging.get('paired_in', staging.model)) }}
     {%- if record_kind is not none %}
     where record_kind = '{{ record_kind }}'
     {%- endif %}
@@ -90,21 +96,3 @@
     {%- endif %}
     {%- endfor %}
 {% endmacro %}
-
-{#
-    kafka_record_columns(row_index, resolved_batch_id): the Kafka coordinates of a staging
-    *_events row, renamed from the bronze columns every decoding Python model passes through
-    (topic, partition, offset, timestamp, ingest_batch_id), and resolved_batch_id (default
-    ingest_batch_id; Qlik passes the batch that delivered a late metadata message, and models
-    that pair split updates replace it). row_index: the position of the change inside a
-    multi-row message (default 0 for single-row formats).
-#}
-{% macro kafka_record_columns(row_index='0', resolved_batch_id='ingest_batch_id') -%}
-    topic as kafka_topic,
-        partition as kafka_partition,
-        offset as kafka_offset,
-        {{ row_index }} as kafka_row_index,
-        timestamp as kafka_timestamp,
-        ingest_batch_id,
-        {{ resolved_batch_id }} as resolved_batch_id
-{%- endmacro %}

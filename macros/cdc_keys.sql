@@ -75,3 +75,21 @@
         on {{ relation }}.topic = topic_keys.topic
         and topic_keys.source_table = '*'
 {%- endmacro %}
+
+{#
+    sequence_ordering_key(sequence_id, image_rank): the ordering key of a format ordered by a
+    sequence number and the half of a split update (DataWorks sequenceId, DataHub Tuple
+    _sequence_id_): the sequence number as 30 digits, the image rank (0 = before half, 1 =
+    anything else), then kafka_ordering_tail(). NULL when the sequence number is missing or
+    longer than 30 digits.
+#}
+{% macro sequence_ordering_key(sequence_id, image_rank) -%}
+    case
+        when {{ sequence_id }} is not null and length({{ sequence_id }}) <= 30 then concat_ws(
+            '.',
+            {{ padded_number(sequence_id, 30) }},
+            cast({{ image_rank }} as string),
+            {{ kafka_ordering_tail() }}
+        )
+    end
+{%- endmacro %}

@@ -16,6 +16,7 @@ Larger runs: ``CDC_SIM_CHANGES=100000 make test`` (documented in the README).
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -153,13 +154,25 @@ def differences(expected: dict[str, RowMultiset], actual: dict[str, RowMultiset]
     return problems
 
 
-# the incremental staging and silver models (the decoding Python models too), whose rows must
-# not depend on how the batches were split into runs (gold.row_states: row_states())
+def silver_inputs() -> dict[str, str]:
+    """Each staging *_events model -> the table silver reads for it: the intermediate model
+    named by its entry's ``paired_in`` in ``cdc_staging_event_models()`` of
+    ``macros/cdc_formats.sql`` (its staging model is then ephemeral), else itself."""
+    text = (Path(__file__).resolve().parents[2] / "macros" / "cdc_formats.sql").read_text("utf-8")
+    paired = dict(re.findall(r"\{'model': '(\w+)', [^}]*'paired_in': '(\w+)'\}", text))
+    return {
+        fmt.events_model: paired.get(fmt.events_model, fmt.events_model) for fmt in formats.MANIFEST
+    }
+
+
+# the incremental staging, intermediate and silver models (the decoding Python models too),
+# whose rows must not depend on how the batches were split into runs (gold.row_states:
+# row_states())
 INCREMENTAL_TABLES = (
     "silver.change_events",
     "silver.control_events",
     "silver.quarantine",
-    *sorted({f"silver.{fmt.events_model}" for fmt in formats.MANIFEST}),
+    *sorted({f"silver.{model}" for model in silver_inputs().values()}),
     *sorted({f"silver.{fmt.decoding_model}" for fmt in formats.MANIFEST}),
 )
 

@@ -91,7 +91,7 @@ def test_edge_case_current_state(spark, built_lake):
 def test_keys_are_declared_or_all_columns_and_tables_fall_back_to_the_topic(spark, built_lake):
     rows = spark.sql(
         "select kafka_topic, source_table, source_table_from_topic, key_source, key_columns "
-        "from silver.stg_datahub_tuple__events where record_kind = 'change' "
+        "from silver.int_datahub_tuple__events_paired where record_kind = 'change' "
         "and kafka_topic like 'datahub.edge.%'"
     ).collect()
     summary = {

@@ -58,7 +58,7 @@ def macro_staging_event_models() -> dict[str, set[str]]:
         r"{% macro cdc_staging_event_models\(\) %}(.*?){% endmacro %}", text, re.DOTALL
     )
     assert body, "macro cdc_staging_event_models() not found"
-    entries = re.findall(r"\{'model': '(\w+)', 'formats': \[([^\]]*)\]\}", body.group(1))
+    entries = re.findall(r"\{'model': '(\w+)', 'formats': \[([^\]]*)\][^}]*\}", body.group(1))
     assert entries, "no {'model': ..., 'formats': [...]} entry in cdc_staging_event_models()"
     return {model: set(re.findall(r"'(\w+)'", listed)) for model, listed in entries}
 

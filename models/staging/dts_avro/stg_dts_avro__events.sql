@@ -25,13 +25,46 @@
       (epoch ms, when DTS read the log record); bornTimestamp is not used (real producers
       write it in seconds, the schema says ms). source_schema_version: tags["metaVersion"].
 
-    A table, not a view (see stg_dataworks__events): four silver models and tests read it.
+    A table, not a view: four silver models and tests read it.
 
     Incremental (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run computes
     the new batches only (a record of this format depends on no other record).
 #}
 
 {{ batch_partitioned_config() }}
+
+{% set checks = [
+    [
+        'op_kind is null', 'unknown_op',
+        "concat('operation ', operation, "
+        ~ "' has no mapping in the normalized vocabulary (docs/formats.md)')",
+    ],
+    [
+        "op_kind = 'ddl' and ddl_text is null", 'missing_required_field',
+        "'DDL record without the statement text in afterImages'",
+    ],
+    ["op_kind != 'change'", none, none],
+    [
+        'source_table is null', 'missing_required_field',
+        "concat('objectName ', coalesce(object_name, 'null'), ' names no table')",
+    ],
+    [
+        "operation in ('INSERT', 'UPDATE', 'INIT', 'FILL') and after_image is null",
+        'missing_required_field', "concat(operation, ' without an afterImages array')",
+    ],
+    [
+        "operation = 'DELETE' and before_image is null", 'missing_required_field',
+        "'DELETE without a beforeImages array'",
+    ],
+    [
+        'size(key_columns) = 0', 'missing_key_column',
+        "'the record lists no columns to identify the row'",
+    ],
+    missing_key_check(
+        [['identity_image', 'key_columns'], ['before_image', 'key_columns']],
+        'key column(s) not provided in the image: ',
+    ),
+] %}
 
 with
 
@@ -44,7 +77,7 @@ records as (
 
 classified as (
     select
-        *,
+        * except (key_columns, key_source, after_image_is_partial),
         case operation
             when 'INSERT' then 'insert'
             when 'UPDATE' then 'update'
@@ -65,92 +98,22 @@ classified as (
             when operation = 'DELETE' then before_image
             when after_image is not null
                 then {{ overlay_image('before_image', 'after_image') }}
-        end as identity_image
+        end as identity_image,
+        coalesce(key_source, 'all_columns') as key_source,
+        coalesce(key_columns, column_names) as key_columns,
+        coalesce(after_image_is_partial, false) as after_image_is_partial
     from records
 ),
 
-keyed as (
-    select
-        * except (key_columns, key_source),
-        coalesce(key_source, 'all_columns') as key_source,
-        coalesce(key_columns, column_names) as key_columns
-    from classified
-),
-
-checked as (
+normalized as (
     select
         *,
-        case
-            when decode_error is not null then decode_error
-            when op_kind is null then 'unknown_op'
-            when op_kind = 'ddl' and ddl_text is null then 'missing_required_field'
-            when op_kind != 'change' then null
-            when source_table is null then 'missing_required_field'
-            when operation in ('INSERT', 'UPDATE', 'INIT', 'FILL') and after_image is null
-                then 'missing_required_field'
-            when operation = 'DELETE' and before_image is null then 'missing_required_field'
-            when size(key_columns) = 0 then 'missing_key_column'
-            when size({{ missing_key_columns('identity_image', 'key_columns') }}) > 0
-                or size({{ missing_key_columns('before_image', 'key_columns') }}) > 0
-                then 'missing_key_column'
-        end as quarantine_reason,
-        case
-            when decode_error is not null then decode_error_detail
-            when op_kind is null
-                then concat(
-                    'operation ', operation,
-                    ' has no mapping in the normalized vocabulary (docs/formats.md)'
-                )
-            when op_kind = 'ddl' and ddl_text is null
-                then 'DDL record without the statement text in afterImages'
-            when op_kind != 'change' then null
-            when source_table is null
-                then concat('objectName ', coalesce(object_name, 'null'), ' names no table')
-            when operation in ('INSERT', 'UPDATE', 'INIT', 'FILL') and after_image is null
-                then concat(operation, ' without an afterImages array')
-            when operation = 'DELETE' and before_image is null
-                then 'DELETE without a beforeImages array'
-            when size(key_columns) = 0 then 'the record lists no columns to identify the row'
-            else concat(
-                'key column(s) not provided in the image: ',
-                array_join(
-                    array_union(
-                        {{ missing_key_columns('identity_image', 'key_columns') }},
-                        coalesce({{ missing_key_columns('before_image', 'key_columns') }}, array())
-                    ),
-                    ', '
-                )
-            )
-        end as quarantine_detail
-    from keyed
-),
-
-final as (
-    select
-        source_format,
-        {{ kafka_record_columns() }},
-        case when quarantine_reason is null then op_kind else 'quarantine' end as record_kind,
-        quarantine_reason,
-        quarantine_detail,
-        op,
-        operation as source_op,
         case
             when operation in ('HEARTBEAT', 'CHECKPOINT') then 'heartbeat'
             when operation = 'BEGIN' then 'transaction_begin'
             when operation = 'COMMIT' then 'transaction_commit'
             when operation in ('ROLLBACK', 'ABORT') then 'transaction_rollback'
         end as control_type,
-        source_type as source_db_type,
-        source_database,
-        source_schema,
-        source_table,
-        key_source,
-        key_columns,
-        column_types,
-        try_element_at(tags, 'metaVersion') as source_schema_version,
-        before_image,
-        after_image,
-        coalesce(after_image_is_partial, false) as after_image_is_partial,
         {{ canonical_row_key('identity_image', 'key_columns') }} as row_key,
         {{ canonical_row_key('before_image', 'key_columns') }} as before_row_key,
         case
@@ -162,20 +125,31 @@ final as (
                 {{ kafka_ordering_tail() }}
             )
         end as ordering_key,
-        timestamp_seconds(source_timestamp) as event_time,
-        timestamp_millis(try_cast(try_element_at(tags, 'readerThroughoutTime') as bigint))
-            as capture_time,
-        cast(null as timestamp) as checkpoint_time,
-        cast(record_id as string) as source_sequence_id,
-        cast(null as string) as source_scn,
-        source_position,
-        nullif(source_txid, '') as transaction_id,
-        cast(null as int) as transaction_event_index,
-        cast(null as int) as transaction_event_count,
-        cast(null as boolean) as is_last_event_in_transaction,
-        ddl_text,
-        value as raw_value
-    from checked
+        {{ quarantine_checks(checks) }}
+    from classified
+),
+
+final as (
+    select
+        {{ staging_event_row(
+            [
+                'op', 'control_type', 'source_database', 'source_schema', 'source_table',
+                'key_source', 'key_columns', 'column_types', 'before_image', 'after_image',
+                'after_image_is_partial', 'row_key', 'before_row_key', 'ordering_key',
+                'source_position', 'ddl_text',
+            ],
+            renamed={
+                'source_op': 'operation',
+                'source_db_type': 'source_type',
+                'source_schema_version': "try_element_at(tags, 'metaVersion')",
+                'event_time': 'timestamp_seconds(source_timestamp)',
+                'capture_time':
+                    "timestamp_millis(try_cast(try_element_at(tags, 'readerThroughoutTime') as bigint))",
+                'source_sequence_id': 'cast(record_id as string)',
+                'transaction_id': "nullif(source_txid, '')",
+            },
+        ) }}
+    from normalized
 )
 
 select * from final

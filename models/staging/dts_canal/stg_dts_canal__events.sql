@@ -29,6 +29,51 @@
 
 {{ batch_partitioned_config() }}
 
+{# why an image its op needs is missing (the detail of missing_required_field) #}
+{% set missing_image_detail %}
+concat(
+    type_code,
+    ' without its ',
+    case
+        when op in ('insert', 'snapshot', 'update') and after_image is null then 'after'
+        else 'before'
+    end,
+    ' image: ',
+    case
+        when canal_legacy_swap and op = 'update'
+            then 'on a canal_legacy_swap topic an UPDATE needs data (the old '
+            || 'row) and old (the new row)'
+        when canal_legacy_swap then 'neither data nor old carries a row'
+        when data_row is null and old_row is not null
+            then 'data is null or empty and only old carries a row (a DTS '
+            || 'instance created before 2022-03-20? set canal_legacy_swap for '
+            || 'the topic in seeds/cdc_topics.csv)'
+        else 'data is null or empty'
+    end
+)
+{% endset %}
+
+{% set checks = [
+    [
+        'op_kind is null', 'unknown_op',
+        "concat('type ', type_code, ' is not a Canal DML type (INSERT, UPDATE, DELETE, INIT) ', "
+        ~ "'and isDdl is not true')",
+    ],
+    ['es_ms is null', 'missing_required_field', "'es is missing'"],
+    [
+        "op_kind = 'ddl' and coalesce(trim(sql_text), '') = ''", 'missing_required_field',
+        "concat('DDL message (type ', type_code, ') without sql')",
+    ],
+    ["op_kind = 'ddl'", none, none],
+    ['source_table is null', 'missing_required_field', "'table is missing'"],
+    [
+        "(op in ('insert', 'snapshot', 'update') and after_image is null) "
+        ~ "or (op in ('delete', 'update') and before_image is null)",
+        'missing_required_field', missing_image_detail,
+    ],
+    missing_key_check([['state_image', 'key_columns'], ['before_image', 'key_columns']]),
+] %}
+
 with
 
 canal_rows as (
@@ -74,70 +119,11 @@ keyed as (
     from op_codes
 ),
 
+{# the verdict of each row of a message #}
 checked as (
     select
         *,
-        case
-            when decode_error is not null then decode_error
-            when op_kind is null then 'unknown_op'
-            when es_ms is null then 'missing_required_field'
-            when op_kind = 'ddl' and coalesce(trim(sql_text), '') = ''
-                then 'missing_required_field'
-            when op_kind = 'ddl' then null
-            when source_table is null then 'missing_required_field'
-            when op in ('insert', 'snapshot', 'update') and after_image is null
-                then 'missing_required_field'
-            when op in ('delete', 'update') and before_image is null
-                then 'missing_required_field'
-            when size({{ missing_key_columns('state_image', 'key_columns') }}) > 0
-                or size({{ missing_key_columns('before_image', 'key_columns') }}) > 0
-                then 'missing_key_column'
-        end as row_reason,
-        case
-            when decode_error is not null then decode_error_detail
-            when op_kind is null then concat(
-                'type ', type_code, ' is not a Canal DML type (INSERT, UPDATE, DELETE, INIT) ',
-                'and isDdl is not true'
-            )
-            when es_ms is null then 'es is missing'
-            when op_kind = 'ddl' and coalesce(trim(sql_text), '') = ''
-                then concat('DDL message (type ', type_code, ') without sql')
-            when op_kind = 'ddl' then null
-            when source_table is null then 'table is missing'
-            when (op in ('insert', 'snapshot', 'update') and after_image is null)
-                or (op in ('delete', 'update') and before_image is null)
-                then concat(
-                    type_code,
-                    ' without its ',
-                    case
-                        when op in ('insert', 'snapshot', 'update') and after_image is null
-                            then 'after'
-                        else 'before'
-                    end,
-                    ' image: ',
-                    case
-                        when canal_legacy_swap and op = 'update'
-                            then 'on a canal_legacy_swap topic an UPDATE needs data (the old '
-                            || 'row) and old (the new row)'
-                        when canal_legacy_swap then 'neither data nor old carries a row'
-                        when data_row is null and old_row is not null
-                            then 'data is null or empty and only old carries a row (a DTS '
-                            || 'instance created before 2022-03-20? set canal_legacy_swap for '
-                            || 'the topic in seeds/cdc_topics.csv)'
-                        else 'data is null or empty'
-                    end
-                )
-            else concat(
-                'key column(s) missing from the image: ',
-                array_join(
-                    array_union(
-                        {{ missing_key_columns('state_image', 'key_columns') }},
-                        coalesce({{ missing_key_columns('before_image', 'key_columns') }}, array())
-                    ),
-                    ', '
-                )
-            )
-        end as row_detail
+        {{ quarantine_checks(checks) }}
     from keyed
 ),
 
@@ -147,19 +133,20 @@ messages as (
         *,
         min(
             case
-                when row_reason is not null then named_struct(
-                    'row_index', row_index, 'reason', row_reason, 'detail', row_detail
+                when quarantine_reason is not null then named_struct(
+                    'row_index', row_index,
+                    'reason', quarantine_reason,
+                    'detail', quarantine_detail
                 )
             end
         ) over (partition by topic, partition, offset) as message_problem
     from checked
 ),
 
-events as (
+normalized as (
     select
-        source_format,
-        {{ kafka_record_columns('row_index') }},
-        case when message_problem is null then op_kind else 'quarantine' end as record_kind,
+        * except (op, quarantine_reason, quarantine_detail),
+        case when message_problem is null then op end as op,
         message_problem.reason as quarantine_reason,
         case
             when message_problem is null then null
@@ -170,29 +157,8 @@ events as (
             )
             else message_problem.detail
         end as quarantine_detail,
-        case when message_problem is null then op end as op,
-        type_code as source_op,
-        cast(null as string) as control_type,
-        cast(null as string) as source_db_type,
-        source_database,
-        cast(null as string) as source_schema,
-        source_table,
-        key_source,
-        key_columns,
-        column_types,
-        cast(null as string) as source_schema_version,
-        before_image,
-        after_image,
-        false as after_image_is_partial,
         {{ canonical_row_key('state_image', 'key_columns') }} as row_key,
         {{ canonical_row_key('before_image', 'key_columns') }} as before_row_key,
-        canal_id as source_sequence_id,
-        cast(null as string) as source_scn,
-        gtid as source_position,
-        gtid as transaction_id,
-        cast(null as int) as transaction_event_index,
-        cast(null as int) as transaction_event_count,
-        cast(null as boolean) as is_last_event_in_transaction,
         case
             when es_ms is not null then concat_ws(
                 '.',
@@ -201,18 +167,31 @@ events as (
                 {{ kafka_ordering_tail(row_index='row_index') }}
             )
         end as ordering_key,
-        timestamp_millis(es_ms) as event_time,
-        timestamp_millis(ts_ms) as capture_time,
-        cast(null as timestamp) as checkpoint_time,
-        case when is_ddl then sql_text end as ddl_text,
-        value as raw_value
+        case when is_ddl then sql_text end as ddl_text
     from messages
     {# a quarantined message is one row: its first row stands for it #}
     where message_problem is null or row_index = 0
 ),
 
 final as (
-    select * from events
+    select
+        {{ staging_event_row(
+            [
+                'quarantine_reason', 'quarantine_detail', 'op', 'source_database',
+                'source_table', 'key_source', 'key_columns', 'column_types', 'before_image',
+                'after_image', 'row_key', 'before_row_key', 'ordering_key', 'ddl_text',
+            ],
+            renamed={
+                'kafka_row_index': 'row_index',
+                'source_op': 'type_code',
+                'event_time': 'timestamp_millis(es_ms)',
+                'capture_time': 'timestamp_millis(ts_ms)',
+                'source_sequence_id': 'canal_id',
+                'source_position': 'gtid',
+                'transaction_id': 'gtid',
+            },
+        ) }}
+    from normalized
 )
 
 select * from final

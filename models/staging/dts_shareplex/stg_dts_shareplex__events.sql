@@ -19,11 +19,11 @@
       quarantine unknown_op.
     - Key columns (key_source unique_key: the identifying columns the message itself sends,
       not known to be the primary key): the columns of key when sent; for a delete without
-      key, the columns of data. An insert carries neither: it uses the key columns most
-      recently sent (by ordering key) for its table when its data has all of them, else every
-      column of data (all_columns). row_key: key overlaid by data (the identifying values
-      after the change); before_row_key: from key (or, for an UPDATE AFTER without key, from
-      its UPDATE BEFORE half: same table, trans and scn, seq one lower, else equal).
+      key, the columns of data. row_key: key overlaid by data (the identifying values after
+      the change); before_row_key: from key. A message that sends no key (an insert) has
+      NULL key columns, key source and row keys here: int_dts_shareplex__events_keyed, the
+      model silver reads, gives it its table's learned key, and an UPDATE AFTER without key
+      its UPDATE BEFORE half's key.
     - Ordering key (text, fixed width up to the topic, compares like the tuple): scn (30
       digits), seq (10 digits, 0 when absent), image rank (0 = UPDATE BEFORE, 1 = anything
       else), Kafka partition (10 digits), offset (20 digits) and topic, dot-separated (macro
@@ -33,211 +33,85 @@
       transaction_event_count: size; is_last_event_in_transaction: seq = size.
       source_position: meta.rowid (Oracle ROWID of the row; kept, not used as a key).
 
-    A table, not a view (see stg_dataworks__events): four silver models and tests read it.
-
-    Incremental (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run rewrites
-    the new batches; the older batches holding an UPDATE AFTER that a new UPDATE BEFORE
-    completes; and the older batches holding changes keyed by the learned key of a table
-    whose learned key settles in a new batch. key_learned_batch_id: the first batch after which
-    the table's learned key did not change again; the resolved_batch_id of a change keyed by
-    it is at least that batch (the same in a full and an incremental build).
+    Ephemeral: its one reader, int_dts_shareplex__events_keyed, is the table.
 #}
 
-{{ batch_partitioned_config() }}
+{{ config(materialized='ephemeral') }}
 
-{# the op, op kind, images, sent key columns and ordering key of a message #}
-{% set classification %}
-case
-    when op_code in ('ins', 'INSERT') then 'insert'
-    when op_code in ('upd', 'UPDATE', 'UPDATE BEFORE', 'UPDATE AFTER') then 'update'
-    when op_code in ('del', 'DELETE') then 'delete'
-end as op,
-case
-    when op_code in (
-        'ins', 'INSERT', 'upd', 'UPDATE', 'UPDATE BEFORE', 'UPDATE AFTER', 'del',
-        'DELETE'
-    ) then 'change'
-    when op_code in ('TRUNCATE', 'DROP COLUMN') then 'ddl'
-end as op_kind,
-case when op_code = 'UPDATE BEFORE' then 0 else 1 end as image_rank,
-case
-    when op_code in ('upd', 'UPDATE', 'UPDATE AFTER') then key_image
-    when op_code in ('del', 'DELETE', 'UPDATE BEFORE')
-        then {{ overlay_image('data_image', 'key_image') }}
-end as before_values,
-case
-    when op_code in ('ins', 'INSERT', 'upd', 'UPDATE', 'UPDATE AFTER') then data_image
-end as after_values,
-{# the columns that identify the row, when the message itself says #}
-case
-    when key_image is not null and size(key_image) > 0 then map_keys(key_image)
-    when op_code in ('del', 'DELETE') and size(data_image) > 0 then map_keys(data_image)
-end as sent_key_columns,
-case
-    when scn is not null and length(scn) <= 30 and coalesce(seq, 0) <= 9999999999
-        then concat_ws(
-            '.',
-            {{ padded_number('scn', 30) }},
-            {{ padded_number('coalesce(seq, 0)', 10) }},
-            cast(case when op_code = 'UPDATE BEFORE' then 0 else 1 end as string),
-            {{ kafka_ordering_tail() }}
-        )
-end as ordering_key
-{% endset %}
+{# the last check: without a key of its own, a message is keyed by its table's learned key
+   when it has all of its columns, else by all its columns - none when it has none #}
+{% set checks = [
+    ['op_kind is null', 'unknown_op', "concat('meta.op ', op_code, ' is not a Shareplex op')"],
+    ['source_table is null', 'missing_required_field', "'meta.table is missing'"],
+    ["op_kind != 'change'", none, none],
+    ['scn is null', 'missing_required_field', "'meta.scn is missing'"],
+    [
+        'ordering_key is null', 'invalid_field_type',
+        "'meta.scn has more than 30 digits or meta.seq more than 10'",
+    ],
+    [
+        "op_code in ('ins', 'INSERT', 'upd', 'UPDATE', 'UPDATE AFTER') and data_image is null",
+        'missing_required_field', "concat(op_code, ' without data')",
+    ],
+    [
+        "op_code in ('upd', 'UPDATE') and key_image is null", 'missing_required_field',
+        "concat(op_code, ' without key (the old identifying values)')",
+    ],
+    [
+        "op_code in ('del', 'DELETE', 'UPDATE BEFORE') and before_image is null",
+        'missing_required_field', "concat(op_code, ' without data or key')",
+    ],
+    [
+        'sent_key_columns is null and size(coalesce(identity_image, map())) = 0',
+        'missing_key_column', "'the message has no column to identify the row'",
+    ],
+] %}
 
 with
 
-all_messages as (
-    select * from {{ ref('stg_dts_shareplex__messages') }}
-),
-
-{% if is_incremental() %}
-{% set held_batch = held_max('ingest_batch_id') %}
-
-new_classified as (
-    select
-        *,
-        {{ classification }}
-    from all_messages
-    where ingest_batch_id > {{ held_batch }}
-),
-{% endif %}
-
-{# every message that sent its identifying columns: of all batches in a full build; of the
-   new batches plus the held rows in an incremental one #}
-key_messages as (
-    select
-        source_format,
-        source_schema,
-        source_table,
-        ingest_batch_id,
-        ordering_key,
-        array_sort(sent_key_columns) as sent_key_columns
-    {% if is_incremental() %}
-    from new_classified
-    {% else %}
-    from (select *, {{ classification }} from all_messages)
-    {% endif %}
-    where decode_error is null
-        and op_kind = 'change'
-        and sent_key_columns is not null
-        and ordering_key is not null
-    {% if is_incremental() %}
-    union all
-    select
-        source_format,
-        source_schema,
-        source_table,
-        ingest_batch_id,
-        ordering_key,
-        sent_key_columns
-    from {{ this }}
-    where record_kind = 'change' and sent_key_columns is not null
-    {% endif %}
-),
-
-{# per table and batch: the identifying columns most recently sent (by ordering key) in the
-   batches up to it #}
-running_keys as (
-    select
-        source_format,
-        source_schema,
-        source_table,
-        ingest_batch_id,
-        max(batch_latest) over (
-            partition by source_format, source_schema, source_table
-            order by ingest_batch_id
-            rows between unbounded preceding and current row
-        ).sent_key_columns as learned_key_columns
-    from (
-        select
-            source_format,
-            source_schema,
-            source_table,
-            ingest_batch_id,
-            max(struct(ordering_key, sent_key_columns)) as batch_latest
-        from key_messages
-        group by 1, 2, 3, 4
-    )
-),
-
-key_histories as (
-    select
-        *,
-        max_by(learned_key_columns, ingest_batch_id) over (
-            partition by source_format, source_schema, source_table
-        ) as final_key_columns
-    from running_keys
-),
-
-{# per table: the identifying columns its messages sent most recently (for inserts), and the
-   first batch after which they did not change again #}
-table_keys as (
-    select
-        source_format,
-        source_schema,
-        source_table,
-        max(final_key_columns) as learned_key_columns,
-        min(ingest_batch_id) as key_learned_batch_id
-    from (
-        select
-            *,
-            max(
-                case when learned_key_columns != final_key_columns then ingest_batch_id end
-            ) over (partition by source_format, source_schema, source_table) as last_other_batch
-        from key_histories
-    )
-    where ingest_batch_id > coalesce(last_other_batch, -1)
-    group by 1, 2, 3
-),
-
-{% if is_incremental() %}
-{# older batches to compute again: those holding an UPDATE AFTER without key that a new
-   UPDATE BEFORE completes, and those holding changes keyed by a learned key that settled
-   in another batch since #}
-reopened_batches as (
-    select distinct held.ingest_batch_id
-    from {{ this }} as held
-    inner join new_classified as new_halves
-        on new_halves.op_code = 'UPDATE BEFORE'
-        and held.source_format = new_halves.source_format
-        and held.source_schema <=> new_halves.source_schema
-        and held.source_table = new_halves.source_table
-        and held.transaction_id <=> new_halves.trans
-        and held.source_scn = new_halves.scn
-        and (
-            held.transaction_event_index - 1 <=> new_halves.seq
-            or held.transaction_event_index <=> new_halves.seq
-        )
-    where held.record_kind = 'change'
-        and held.source_op = 'UPDATE AFTER'
-        and held.before_image is null
-        and held.before_row_key is null
-    union
-    select held.ingest_batch_id
-    from {{ this }} as held
-    left join table_keys
-        on held.source_format = table_keys.source_format
-        and held.source_schema <=> table_keys.source_schema
-        and held.source_table = table_keys.source_table
-    where held.record_kind = 'change'
-        and held.sent_key_columns is null
-        and not held.key_learned_batch_id <=> table_keys.key_learned_batch_id
-),
-{% endif %}
-
 messages as (
-    select * from all_messages
-    {% if is_incremental() %}
-    where ingest_batch_id > {{ held_batch }}
-        or ingest_batch_id in (select ingest_batch_id from reopened_batches)
-    {% endif %}
+    select * from {{ ref('stg_dts_shareplex__messages') }}
 ),
 
 classified as (
     select
         *,
-        {{ classification }}
+        case
+            when op_code in ('ins', 'INSERT') then 'insert'
+            when op_code in ('upd', 'UPDATE', 'UPDATE BEFORE', 'UPDATE AFTER') then 'update'
+            when op_code in ('del', 'DELETE') then 'delete'
+        end as op,
+        case
+            when op_code in (
+                'ins', 'INSERT', 'upd', 'UPDATE', 'UPDATE BEFORE', 'UPDATE AFTER', 'del',
+                'DELETE'
+            ) then 'change'
+            when op_code in ('TRUNCATE', 'DROP COLUMN') then 'ddl'
+        end as op_kind,
+        case when op_code = 'UPDATE BEFORE' then 0 else 1 end as image_rank,
+        case
+            when op_code in ('upd', 'UPDATE', 'UPDATE AFTER') then key_image
+            when op_code in ('del', 'DELETE', 'UPDATE BEFORE')
+                then {{ overlay_image('data_image', 'key_image') }}
+        end as before_image,
+        case
+            when op_code in ('ins', 'INSERT', 'upd', 'UPDATE', 'UPDATE AFTER') then data_image
+        end as after_image,
+        {# the columns that identify the row, when the message itself says #}
+        case
+            when key_image is not null and size(key_image) > 0 then map_keys(key_image)
+            when op_code in ('del', 'DELETE') and size(data_image) > 0 then map_keys(data_image)
+        end as sent_key_columns,
+        case
+            when scn is not null and length(scn) <= 30 and coalesce(seq, 0) <= 9999999999
+                then concat_ws(
+                    '.',
+                    {{ padded_number('scn', 30) }},
+                    {{ padded_number('coalesce(seq, 0)', 10) }},
+                    cast(case when op_code = 'UPDATE BEFORE' then 0 else 1 end as string),
+                    {{ kafka_ordering_tail() }}
+                )
+        end as ordering_key
     from messages
 ),
 
@@ -245,206 +119,55 @@ imaged as (
     select
         *,
         case
-            when op_code in ('del', 'DELETE', 'UPDATE BEFORE') then before_values
+            when op_code in ('del', 'DELETE', 'UPDATE BEFORE') then before_image
             else {{ overlay_image('key_image', 'data_image') }}
         end as identity_image
     from classified
 ),
 
-keyed as (
+normalized as (
     select
-        imaged.*,
-        case
-            when imaged.sent_key_columns is not null then imaged.sent_key_columns
-            when size(
-                {{ missing_key_columns('imaged.identity_image', 'table_keys.learned_key_columns') }}
-            ) = 0 then table_keys.learned_key_columns
-            else map_keys(coalesce(imaged.identity_image, map()))
-        end as key_columns,
-        case
-            when imaged.sent_key_columns is not null then 'unique_key'
-            when size(
-                {{ missing_key_columns('imaged.identity_image', 'table_keys.learned_key_columns') }}
-            ) = 0 then 'unique_key'
-            else 'all_columns'
-        end as key_source,
-        table_keys.key_learned_batch_id as table_key_learned_batch_id
-    from imaged
-    left join table_keys
-        on imaged.source_format = table_keys.source_format
-        and imaged.source_schema <=> table_keys.source_schema
-        and imaged.source_table = table_keys.source_table
-),
-
-checked as (
-    select
-        *,
-        case
-            when decode_error is not null then decode_error
-            when op_kind is null then 'unknown_op'
-            when source_table is null then 'missing_required_field'
-            when op_kind != 'change' then null
-            when scn is null then 'missing_required_field'
-            when ordering_key is null then 'invalid_field_type'
-            when op_code in ('ins', 'INSERT', 'upd', 'UPDATE', 'UPDATE AFTER')
-                and data_image is null then 'missing_required_field'
-            when op_code in ('upd', 'UPDATE') and key_image is null
-                then 'missing_required_field'
-            when op_code in ('del', 'DELETE', 'UPDATE BEFORE') and before_values is null
-                then 'missing_required_field'
-            when size(key_columns) = 0 then 'missing_key_column'
-        end as quarantine_reason,
-        case
-            when decode_error is not null then decode_error_detail
-            when op_kind is null then concat('meta.op ', op_code, ' is not a Shareplex op')
-            when source_table is null then 'meta.table is missing'
-            when op_kind != 'change' then null
-            when scn is null then 'meta.scn is missing'
-            when ordering_key is null
-                then 'meta.scn has more than 30 digits or meta.seq more than 10'
-            when op_code in ('ins', 'INSERT', 'upd', 'UPDATE', 'UPDATE AFTER')
-                and data_image is null then concat(op_code, ' without data')
-            when op_code in ('upd', 'UPDATE') and key_image is null
-                then concat(op_code, ' without key (the old identifying values)')
-            when op_code in ('del', 'DELETE', 'UPDATE BEFORE') and before_values is null
-                then concat(op_code, ' without data or key')
-            when size(key_columns) = 0 then 'the message has no column to identify the row'
-        end as quarantine_detail
-    from keyed
-),
-
-events as (
-    select
-        source_format,
-        {{ kafka_record_columns() }},
-        case when quarantine_reason is null then op_kind else 'quarantine' end as record_kind,
-        quarantine_reason,
-        quarantine_detail,
-        op,
-        op_code as source_op,
-        cast(null as string) as control_type,
-        image_rank,
-        cast(null as string) as source_db_type,
-        cast(null as string) as source_database,
-        source_schema,
-        source_table,
-        key_source,
-        key_columns,
-        cast(null as map<string, string>) as column_types,
-        cast(null as string) as source_schema_version,
-        before_values as before_image,
-        after_values as after_image,
+        * except (sent_key_columns),
+        case when sent_key_columns is not null then 'unique_key' end as key_source,
+        sent_key_columns as key_columns,
+        {{ canonical_row_key('identity_image', 'sent_key_columns') }} as row_key,
+        {{ canonical_row_key('before_image', 'sent_key_columns') }} as before_row_key,
         op_code in ('upd', 'UPDATE', 'UPDATE AFTER') as after_image_is_partial,
-        {{ canonical_row_key('identity_image', 'key_columns') }} as row_key,
-        {{ canonical_row_key('before_values', 'key_columns') }} as before_row_key,
-        ordering_key,
-        timestamp_millis(event_time_ms) as event_time,
-        timestamp_millis(post_time_ms) as capture_time,
-        cast(null as timestamp) as checkpoint_time,
-        cast(null as string) as source_sequence_id,
-        scn as source_scn,
-        rowid as source_position,
-        trans as transaction_id,
-        cast(seq as int) as transaction_event_index,
-        cast(size as int) as transaction_event_count,
-        seq = size as is_last_event_in_transaction,
         case
             when op_code = 'TRUNCATE' then concat('TRUNCATE TABLE ', table_name)
             when op_code = 'DROP COLUMN' then cast(value as string)
         end as ddl_text,
-        value as raw_value,
-        array_sort(sent_key_columns) as sent_key_columns,
+        {# the key it sends, sorted, when it counts for its table's learned key #}
         case
-            when quarantine_reason is null and op_kind = 'change' and sent_key_columns is null
-                then table_key_learned_batch_id
-        end as key_learned_batch_id,
-        seq
-    from checked
-),
-
-{# The after half of a split update learns its before half's key (see the header). #}
-update_before_halves as (
-    select
-        source_format,
-        source_schema,
-        source_table,
-        transaction_id,
-        source_scn,
-        seq,
-        max(row_key) as before_row_key,
-        min(ingest_batch_id) as before_half_batch_id
-    from (
-        select
-            source_format,
-            source_schema,
-            source_table,
-            transaction_id,
-            source_scn,
-            seq,
-            row_key,
-            ingest_batch_id
-        from events
-        where record_kind = 'change' and source_op = 'UPDATE BEFORE'
-        {% if is_incremental() %}
-        {# UPDATE BEFORE halves held from earlier runs, for new UPDATE AFTER halves #}
-        union all
-        select
-            source_format,
-            source_schema,
-            source_table,
-            transaction_id,
-            source_scn,
-            cast(transaction_event_index as bigint) as seq,
-            row_key,
-            ingest_batch_id
-        from {{ this }}
-        where record_kind = 'change' and source_op = 'UPDATE BEFORE'
-        {% endif %}
-    )
-    group by 1, 2, 3, 4, 5, 6
-),
-
-paired as (
-    select
-        events.* except (before_row_key, resolved_batch_id),
-        coalesce(
-            events.before_row_key, previous_half.before_row_key, same_seq_half.before_row_key
-        ) as before_row_key,
-        {# final once its UPDATE BEFORE half first arrived, and its learned key settled #}
-        greatest(
-            events.resolved_batch_id,
-            coalesce(
-                previous_half.before_half_batch_id,
-                same_seq_half.before_half_batch_id,
-                events.resolved_batch_id
-            ),
-            coalesce(events.key_learned_batch_id, events.resolved_batch_id)
-        ) as resolved_batch_id
-    from events
-    left join update_before_halves as previous_half
-        on events.record_kind = 'change'
-        and events.source_op = 'UPDATE AFTER'
-        and events.before_image is null
-        and events.source_format = previous_half.source_format
-        and events.source_schema <=> previous_half.source_schema
-        and events.source_table = previous_half.source_table
-        and events.transaction_id <=> previous_half.transaction_id
-        and events.source_scn = previous_half.source_scn
-        and events.seq - 1 <=> previous_half.seq
-    left join update_before_halves as same_seq_half
-        on events.record_kind = 'change'
-        and events.source_op = 'UPDATE AFTER'
-        and events.before_image is null
-        and events.source_format = same_seq_half.source_format
-        and events.source_schema <=> same_seq_half.source_schema
-        and events.source_table = same_seq_half.source_table
-        and events.transaction_id <=> same_seq_half.transaction_id
-        and events.source_scn = same_seq_half.source_scn
-        and events.seq <=> same_seq_half.seq
+            when decode_error is null and op_kind = 'change' and ordering_key is not null
+                then array_sort(sent_key_columns)
+        end as sent_key_columns,
+        {{ quarantine_checks(checks) }}
+    from imaged
 ),
 
 final as (
-    select * except (seq) from paired
+    select
+        {{ staging_event_row(
+            [
+                'op', 'source_schema', 'source_table', 'key_source', 'key_columns',
+                'before_image', 'after_image', 'after_image_is_partial', 'row_key',
+                'before_row_key', 'ordering_key', 'ddl_text',
+            ],
+            renamed={
+                'source_op': 'op_code',
+                'event_time': 'timestamp_millis(event_time_ms)',
+                'capture_time': 'timestamp_millis(post_time_ms)',
+                'source_scn': 'scn',
+                'source_position': 'rowid',
+                'transaction_id': 'trans',
+                'transaction_event_index': 'cast(seq as int)',
+                'transaction_event_count': 'cast(size as int)',
+                'is_last_event_in_transaction': 'seq = size',
+            },
+            extra=['image_rank', 'sent_key_columns', 'identity_image', 'seq'],
+        ) }}
+    from normalized
 )
 
 select * from final

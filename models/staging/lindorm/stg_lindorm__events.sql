@@ -22,13 +22,32 @@
       transaction id; delivery is at-least-once, so duplicates share the timestamps and differ
       only by Kafka coordinates.
 
-    A table, not a view: four silver models and the tests read it (see stg_dataworks__events).
+    A table, not a view: four silver models and the tests read it.
 
     Incremental (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run computes
     the new batches only (a record of this format depends on no other record).
 #}
 
 {{ batch_partitioned_config() }}
+
+{% set checks = [
+    [
+        'op is null', 'unknown_op',
+        "concat('payload.op ', op_code, ' is not a Lindorm Debezium op (c, u, d, r)')",
+    ],
+    ['source_table is null', 'missing_required_field', "'payload.source.table is missing'"],
+    ['source_ts_ms is null', 'missing_required_field', "'payload.source.ts_ms is missing'"],
+    [
+        "op_code in ('c', 'u', 'r') and after_image is null", 'missing_required_field',
+        "concat('op ', op_code, ' without payload.after')",
+    ],
+    [
+        "op_code = 'd' and before_image is null", 'missing_required_field',
+        "'op d without payload.before'",
+    ],
+    ['size(key_columns) = 0', 'missing_key_column', "'the row has no column to identify it'"],
+    missing_key_check([['state_image', 'key_columns'], ['before_image', 'before_key_columns']]),
+] %}
 
 with
 
@@ -48,6 +67,7 @@ classified as (
             when 'd' then 'delete'
             when 'r' then 'snapshot'
         end as op,
+        'change' as op_kind,
         {# the image that says which row the record is about, and its state afterwards #}
         case when op_code = 'd' then before_image else after_image end as state_image
     from envelopes
@@ -78,77 +98,11 @@ keyed as (
     from with_declared_keys
 ),
 
-checked as (
+normalized as (
     select
         *,
-        case
-            when decode_error is not null then decode_error
-            when op is null then 'unknown_op'
-            when source_table is null or source_ts_ms is null then 'missing_required_field'
-            when op_code in ('c', 'u', 'r') and after_image is null then 'missing_required_field'
-            when op_code = 'd' and before_image is null then 'missing_required_field'
-            when size(key_columns) = 0 then 'missing_key_column'
-            when size({{ missing_key_columns('state_image', 'key_columns') }}) > 0
-                or size({{ missing_key_columns('before_image', 'before_key_columns') }}) > 0
-                then 'missing_key_column'
-        end as quarantine_reason,
-        case
-            when decode_error is not null then decode_error_detail
-            when op is null
-                then concat('payload.op ', op_code, ' is not a Lindorm Debezium op (c, u, d, r)')
-            when source_table is null then 'payload.source.table is missing'
-            when source_ts_ms is null then 'payload.source.ts_ms is missing'
-            when op_code in ('c', 'u', 'r') and after_image is null
-                then concat('op ', op_code, ' without payload.after')
-            when op_code = 'd' and before_image is null then 'op d without payload.before'
-            when size(key_columns) = 0 then 'the row has no column to identify it'
-            when size({{ missing_key_columns('state_image', 'key_columns') }}) > 0
-                or size({{ missing_key_columns('before_image', 'before_key_columns') }}) > 0
-                then concat(
-                'key column(s) missing from the image: ',
-                array_join(
-                    array_union(
-                        {{ missing_key_columns('state_image', 'key_columns') }},
-                        coalesce(
-                            {{ missing_key_columns('before_image', 'before_key_columns') }},
-                            array()
-                        )
-                    ),
-                    ', '
-                )
-            )
-        end as quarantine_detail
-    from keyed
-),
-
-final as (
-    select
-        source_format,
-        {{ kafka_record_columns() }},
-        case when quarantine_reason is null then 'change' else 'quarantine' end as record_kind,
-        quarantine_reason,
-        quarantine_detail,
-        op,
-        op_code as source_op,
         case table_kind when 'hbase' then 'HBase' when 'sql' then 'Lindorm' end
             as source_db_type,
-        source_database,
-        source_schema,
-        source_table,
-        table_kind,
-        source_version,
-        cast(null as string) as control_type,
-        key_source,
-        key_columns,
-        column_types,
-        cast(null as string) as source_schema_version,
-        before_image,
-        after_image,
-        false as after_image_is_partial,
-        removed_columns,
-        binary_columns,
-        raw_before_image,
-        raw_after_image,
         {{ canonical_row_key('state_image', 'key_columns') }} as row_key,
         {{ canonical_row_key('before_image', 'before_key_columns') }} as before_row_key,
         case
@@ -159,19 +113,29 @@ final as (
                 {{ kafka_ordering_tail() }}
             )
         end as ordering_key,
-        timestamp_millis(source_ts_ms) as event_time,
-        timestamp_millis(payload_ts_ms) as capture_time,
-        cast(null as timestamp) as checkpoint_time,
-        cast(null as string) as source_sequence_id,
-        cast(null as string) as source_scn,
-        cast(null as string) as source_position,
-        cast(null as string) as transaction_id,
-        cast(null as int) as transaction_event_index,
-        cast(null as int) as transaction_event_count,
-        cast(null as boolean) as is_last_event_in_transaction,
-        cast(null as string) as ddl_text,
-        value as raw_value
-    from checked
+        {{ quarantine_checks(checks) }}
+    from keyed
+),
+
+final as (
+    select
+        {{ staging_event_row(
+            [
+                'op', 'source_db_type', 'source_database', 'source_schema', 'source_table',
+                'key_source', 'key_columns', 'column_types', 'before_image', 'after_image',
+                'row_key', 'before_row_key', 'ordering_key',
+            ],
+            renamed={
+                'source_op': 'op_code',
+                'event_time': 'timestamp_millis(source_ts_ms)',
+                'capture_time': 'timestamp_millis(payload_ts_ms)',
+            },
+            extra=[
+                'table_kind', 'source_version', 'removed_columns', 'binary_columns',
+                'raw_before_image', 'raw_after_image',
+            ],
+        ) }}
+    from normalized
 )
 
 select * from final

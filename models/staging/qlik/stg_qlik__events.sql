@@ -15,7 +15,7 @@
 
     Key columns: primaryKeyPosition > 0 of the matched metadata message, in key order; a
     table without one is keyed by all columns of the image. A table, not a view: silver
-    models and tests read it several times (see stg_dataworks__events).
+    models and tests read it several times.
 
     Incremental (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run computes
     the batches holding a decoding resolved after the newest one it holds: the new batches,
@@ -30,12 +30,33 @@
 {% set batches = batches_resolved_after(ref('stg_qlik__messages'), held_max('resolved_batch_id')) %}
 {% endif %}
 
+{% set checks = [
+    [
+        "message_type not in ('MD', 'DT')", 'unknown_op',
+        "concat('envelope type ', message_type, ' is neither MD nor DT')",
+    ],
+    [
+        'op_kind is null', 'unknown_op',
+        "concat('headers.operation ', operation, ' is not a Qlik operation')",
+    ],
+    ["op_kind != 'change'", none, none],
+    [
+        "operation != 'REFRESH' and coalesce(change_sequence, '') = ''",
+        'missing_required_field', "concat(operation, ' without headers.changeSequence')",
+    ],
+    ['state_image is null', 'missing_required_field', "concat(operation, ' without data')"],
+    missing_key_check(
+        [['state_image', 'key_columns'], ['before_image', 'key_columns']],
+        'key column(s) missing from the image (not provided by columnMask?): ',
+    ),
+] %}
+
 with
 
 decodings as (
     select
-        *,
-        coalesce(resolved_batch_id, ingest_batch_id) as record_resolved_batch_id
+        * except (resolved_batch_id),
+        coalesce(resolved_batch_id, ingest_batch_id) as resolved_batch_id
     from {{ ref('stg_qlik__messages') }}
     {% if is_incremental() %}
     where {{ batch_filter(batches) }}
@@ -44,108 +65,51 @@ decodings as (
 
 {# the latest decoding of each record (a waiting data message decoded again later) #}
 messages as (
-    select * except (resolved_batch_id)
-    from decodings
+    select * from decodings
     qualify row_number() over (
-        partition by topic, partition, offset order by record_resolved_batch_id desc
+        partition by topic, partition, offset order by resolved_batch_id desc
     ) = 1
 ),
 
 classified as (
     select
-        *,
-        case operation
-            when 'INSERT' then 'insert'
-            when 'UPDATE' then 'update'
-            when 'DELETE' then 'delete'
-            when 'REFRESH' then 'snapshot'
-        end as op,
+        * except (key_columns),
         case
-            when message_type = 'MD' then 'ddl'
-            when message_type = 'DT'
-                and operation in ('INSERT', 'UPDATE', 'DELETE', 'REFRESH') then 'change'
-        end as op_kind,
-        {# the image that says which row the record is about #}
-        case when operation = 'DELETE' then before_image else after_image end as state_image
-    from messages
-),
-
-keyed as (
-    select
-        *,
+            when op_kind = 'change' then case operation
+                when 'INSERT' then 'insert'
+                when 'UPDATE' then 'update'
+                when 'DELETE' then 'delete'
+                when 'REFRESH' then 'snapshot'
+            end
+        end as op,
         case when size(key_columns) > 0 then 'primary_key' else 'all_columns' end as key_source,
         case
             when size(key_columns) > 0 then key_columns
             when op_kind = 'change' then array_sort(map_keys(state_image))
             {# a metadata row of a table without a key declares no key (NULL, as
                silver.table_schemas reads all_columns keys) #}
-        end as row_key_columns
-    from classified
+        end as key_columns
+    from (
+        select
+            *,
+            case
+                when message_type = 'MD' then 'ddl'
+                when message_type = 'DT'
+                    and operation in ('INSERT', 'UPDATE', 'DELETE', 'REFRESH') then 'change'
+            end as op_kind,
+            {# the image that says which row the record is about #}
+            case when operation = 'DELETE' then before_image else after_image end as state_image
+        from messages
+    )
 ),
 
-checked as (
+normalized as (
     select
-        *,
-        case
-            when decode_error is not null then decode_error
-            when op_kind is null then 'unknown_op'
-            when op_kind != 'change' then null
-            when operation != 'REFRESH' and coalesce(change_sequence, '') = ''
-                then 'missing_required_field'
-            when state_image is null then 'missing_required_field'
-            when size({{ missing_key_columns('state_image', 'row_key_columns') }}) > 0
-                or size({{ missing_key_columns('before_image', 'row_key_columns') }}) > 0
-                then 'missing_key_column'
-        end as quarantine_reason,
-        case
-            when decode_error is not null then decode_error_detail
-            when message_type not in ('MD', 'DT')
-                then concat('envelope type ', message_type, ' is neither MD nor DT')
-            when op_kind is null
-                then concat('headers.operation ', operation, ' is not a Qlik operation')
-            when op_kind != 'change' then null
-            when operation != 'REFRESH' and coalesce(change_sequence, '') = ''
-                then concat(operation, ' without headers.changeSequence')
-            when state_image is null then concat(operation, ' without data')
-            else concat(
-                'key column(s) missing from the image (not provided by columnMask?): ',
-                array_join(
-                    array_union(
-                        {{ missing_key_columns('state_image', 'row_key_columns') }},
-                        coalesce(
-                            {{ missing_key_columns('before_image', 'row_key_columns') }}, array()
-                        )
-                    ),
-                    ', '
-                )
-            )
-        end as quarantine_detail
-    from keyed
-),
-
-final as (
-    select
-        source_format,
-        {{ kafka_record_columns(resolved_batch_id='record_resolved_batch_id') }},
-        case when quarantine_reason is null then op_kind else 'quarantine' end as record_kind,
-        quarantine_reason,
-        quarantine_detail,
-        case when op_kind = 'change' then op end as op,
-        case when message_type = 'MD' then 'METADATA' else operation end as source_op,
-        cast(null as string) as source_db_type,
-        qlik_task as source_database,
-        source_schema,
-        source_table,
-        cast(null as string) as control_type,
-        key_source,
-        row_key_columns as key_columns,
-        column_types,
-        cast(table_version as string) as source_schema_version,
-        before_image,
-        after_image,
+        * except (after_image_is_partial, transaction_id),
         coalesce(after_image_is_partial, false) as after_image_is_partial,
-        {{ canonical_row_key('state_image', 'row_key_columns') }} as row_key,
-        {{ canonical_row_key('before_image', 'row_key_columns') }} as before_row_key,
+        nullif(transaction_id, '') as transaction_id,
+        {{ canonical_row_key('state_image', 'key_columns') }} as row_key,
+        {{ canonical_row_key('before_image', 'key_columns') }} as before_row_key,
         case
             when message_type = 'MD' and table_version is not null then concat_ws(
                 '.',
@@ -166,27 +130,37 @@ final as (
                 {{ kafka_ordering_tail() }}
             )
         end as ordering_key,
-        timestamp_micros(
-            case when message_type = 'MD' then metadata_time_us else event_time_us end
-        ) as event_time,
-        cast(null as timestamp) as capture_time,
-        cast(null as timestamp) as checkpoint_time,
-        nullif(change_sequence, '') as source_sequence_id,
-        cast(null as string) as source_scn,
-        nullif(stream_position, '') as source_position,
-        nullif(transaction_id, '') as transaction_id,
-        cast(transaction_event_counter as int) as transaction_event_index,
-        cast(null as int) as transaction_event_count,
-        transaction_last_event as is_last_event_in_transaction,
-        cast(null as string) as ddl_text,
-        value as raw_value,
-        {# Qlik-specific, for readers of this model #}
-        qlik_server,
-        schema_id,
-        metadata_match,
-        changed_columns,
-        not_provided_columns
-    from checked
+        {{ quarantine_checks(checks) }}
+    from classified
+),
+
+{# extra: Qlik's own columns, for readers of this model #}
+final as (
+    select
+        {{ staging_event_row(
+            [
+                'op', 'source_schema', 'source_table', 'key_source', 'key_columns',
+                'column_types', 'before_image', 'after_image', 'after_image_is_partial',
+                'row_key', 'before_row_key', 'ordering_key', 'transaction_id',
+                'resolved_batch_id',
+            ],
+            renamed={
+                'source_op': "case when message_type = 'MD' then 'METADATA' else operation end",
+                'source_database': 'qlik_task',
+                'source_schema_version': 'cast(table_version as string)',
+                'event_time': "timestamp_micros(case when message_type = 'MD' "
+                    ~ "then metadata_time_us else event_time_us end)",
+                'source_sequence_id': "nullif(change_sequence, '')",
+                'source_position': "nullif(stream_position, '')",
+                'transaction_event_index': 'cast(transaction_event_counter as int)',
+                'is_last_event_in_transaction': 'transaction_last_event',
+            },
+            extra=[
+                'qlik_server', 'schema_id', 'metadata_match', 'changed_columns',
+                'not_provided_columns',
+            ],
+        ) }}
+    from normalized
 )
 
 select * from final
