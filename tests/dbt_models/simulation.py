@@ -154,7 +154,7 @@ def differences(expected: dict[str, RowMultiset], actual: dict[str, RowMultiset]
 
 
 # the incremental staging and silver models (the decoding Python models too), whose rows must
-# not depend on how the batches were split into runs (gold.row_states: row_states())
+# not depend on how the batches were split into runs (gold.int_row_versions: row_versions_state())
 INCREMENTAL_TABLES = (
     "silver.change_events",
     "silver.control_events",
