@@ -50,7 +50,7 @@
 {# a partial change that moves the key; asked of the whole history #}
 {% set partial_key_move = 'after_image_is_partial and before_row_key != row_key' %}
 {% set with_partial_key_moves = has_rows(ref('change_events'), partial_key_move) %}
-{% set identity = 'source_format, source_database, source_schema, source_table' %}
+{% set source_identity = 'source_format, source_database, source_schema, source_table' %}
 
 with recursive
 
@@ -66,7 +66,7 @@ table_truncates as (
 {# the row events of the changes resolved since the last run, each on its lane's identity #}
 new_events as (
     select
-        {{ identity }},
+        {{ source_identity }},
         row_event.lane_row_key as row_key,
         {{ row_bucket(
             "case when row_event.change_kind = 'key_move' then before_row_identity_hash"
@@ -83,7 +83,7 @@ new_events as (
 {% if with_partial_key_moves %}
 partial_key_moves as (
     select
-        {{ identity }},
+        {{ source_identity }},
         row_key,
         row_identity_hash,
         before_row_key,
@@ -107,7 +107,7 @@ carried_keys (
     bound_ordering_key
 ) as (
     select
-        {{ identity }},
+        {{ source_identity }},
         row_key,
         row_identity_hash,
         before_row_key,
@@ -134,7 +134,7 @@ carried_keys (
 
 carried_bounds as (
     select
-        {{ identity }},
+        {{ source_identity }},
         row_key,
         {{ row_bucket('row_identity_hash') }} as row_bucket,
         carried_row_key,
@@ -161,7 +161,7 @@ retracted_identities as (
     from {{ this }} as held
     left semi join (
         select
-            {{ identity }},
+            {{ source_identity }},
             {{ canonical_row_key('after_image', 'map_keys(after_image)') }} as provisional_row_key,
             row_key
         from change_events
@@ -239,7 +239,7 @@ all_events as (
     {% if is_incremental() %}
     union all
     select
-        {{ identity }},
+        {{ source_identity }},
         row_key,
         row_bucket,
         row_event
@@ -252,13 +252,13 @@ all_events as (
    sets before_row_key) replaces the stored event of the same change #}
 resolved_events as (
     select
-        {{ identity }},
+        {{ source_identity }},
         row_key,
         row_bucket,
         max_by(row_event, row_event.resolved_batch_id) as row_event
     from all_events
     group by
-        {{ identity }},
+        {{ source_identity }},
         row_key,
         row_bucket,
         row_event.change_kind,
@@ -268,13 +268,13 @@ resolved_events as (
 {# one event per fingerprint and kind: the first delivery by ordering key #}
 distinct_events as (
     select
-        {{ identity }},
+        {{ source_identity }},
         row_key,
         row_bucket,
         min_by(row_event, row_event.ordering_key) as row_event
     from resolved_events
     group by
-        {{ identity }},
+        {{ source_identity }},
         row_key,
         row_bucket,
         row_event.change_kind,
@@ -283,7 +283,7 @@ distinct_events as (
 
 identity_events as (
     select
-        {{ identity }},
+        {{ source_identity }},
         row_key,
         row_bucket,
         {{ sorted_row_events('collect_list(row_event)') }} as row_events,
@@ -295,7 +295,7 @@ identity_events as (
 
 kept_events as (
     select
-        {{ identity }},
+        {{ source_identity }},
         row_key,
         row_bucket,
         row_event
@@ -340,7 +340,7 @@ replayed_events as (
 
 identity_versions as (
     select
-        {{ identity }},
+        {{ source_identity }},
         row_key,
         row_bucket,
         {{ row_versions(sorted_row_events('collect_list(row_event)'), 'row_key') }} as versions,
