@@ -5,7 +5,7 @@
     A Parquet insert overwrite commits partition by partition (delete the old directory, move
     the new one in), an append file by file, so a killed write can leave a table with some
     partitions or files new, some old and some missing. An incremental model reads its
-    watermark from its own table (held_max), and some read their held rows (row_states, the
+    watermark from its own table (held_max), and some read their held rows (int_row_versions, the
     split-update pairing): they would build on the half-written table and never look back.
 
     So each write of an incremental model into its existing table is bracketed by a table

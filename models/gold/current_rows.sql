@@ -1,56 +1,27 @@
 {#
-    Current state of every live source row: the live rows of gold.row_states (which holds the
-    latest state by ordering key of every row identity, tombstones included, and explains the
-    merge of partial after images and key moves), with truncates applied.
+    Current state of every live source row: the rows of gold.current_rows_with_deletes (the
+    current version of each row identity of gold.int_row_versions, which applies gold's
+    rules, macros/cdc_gold.sql) that are not deleted.
 
-    - A delete leaves no row, and an older change delivered late cannot bring the row back.
-    - A truncate (silver.table_truncates) removes every row of its table whose latest change
-      is older than the truncate; a column value set before the truncate is not carried over.
-    - Duplicate deliveries change nothing; ties in the ordering key cannot occur between
-      different changes (it ends in Kafka partition, offset, row index and topic: equal format
-      ordering fields are broken by partition, offset, then topic name).
+    - The latest change by ordering key wins; a delete leaves no row, and an older change
+      delivered late cannot bring the row back (the identity's versions keep the delete).
+    - Partial after images are merged column by column with the previous version; a partial
+      change that moves the key starts from the old key's row, through chains of such moves.
+    - A truncate (silver.table_truncates) ends every row of its table that is live before it;
+      a column value set before the truncate is not carried over.
+    - Duplicate deliveries change nothing (last_ordering_key is the first delivery's); ties in
+      the ordering key cannot occur between different changes (it ends in Kafka partition,
+      offset, row index and topic).
 
-    A view: it costs nothing to build, and what it reads is one row per row identity.
+    A view: one row per live row identity.
 #}
 
 {{ config(materialized='view') }}
 
 with
 
-row_states as (
-    select * from {{ ref('row_states') }}
-),
-
-table_truncates as (
-    select * from {{ ref('table_truncates') }}
-),
-
-latest_truncates as (
-    select
-        source_format,
-        source_database,
-        source_schema,
-        source_table,
-        max(ordering_key) as truncate_ordering_key
-    from table_truncates
-    group by 1, 2, 3, 4
-),
-
-live_rows as (
-    select
-        row_states.*,
-        latest_truncates.truncate_ordering_key
-    from row_states
-    left join latest_truncates
-        on row_states.source_format = latest_truncates.source_format
-        and row_states.source_database <=> latest_truncates.source_database
-        and row_states.source_schema <=> latest_truncates.source_schema
-        and row_states.source_table = latest_truncates.source_table
-    where not row_states.is_deleted
-        and (
-            latest_truncates.truncate_ordering_key is null
-            or row_states.last_change.ordering_key > latest_truncates.truncate_ordering_key
-        )
+current_rows_with_deletes as (
+    select * from {{ ref('current_rows_with_deletes') }}
 ),
 
 final as (
@@ -60,22 +31,12 @@ final as (
         source_schema,
         source_table,
         row_key,
-        map_from_entries(
-            transform(
-                array_sort(
-                    filter(
-                        map_entries(column_entries),
-                        column_entry -> truncate_ordering_key is null
-                        or column_entry.value.ordering_key > truncate_ordering_key
-                    )
-                ),
-                column_entry -> struct(column_entry.key, column_entry.value.value)
-            )
-        ) as row_values,
-        last_change.op as last_op,
-        last_change.ordering_key as last_ordering_key,
-        last_change.event_time as last_event_time
-    from live_rows
+        row_values,
+        last_op,
+        last_ordering_key,
+        last_event_time
+    from current_rows_with_deletes
+    where not is_deleted
 )
 
 select * from final

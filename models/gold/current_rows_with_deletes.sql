@@ -1,17 +1,30 @@
 {#
-    Soft-delete view: one row per source row identity ever seen (source identity + row_key),
-    its latest state from gold.row_history's current version, live or deleted. A deleted row
-    keeps the values it had when it ended, with is_deleted, deleted_at (event time of the
-    delete, key move or truncate that ended it, UTC) and deleted_ordering_key. The live rows
-    are gold.current_rows, plus truncates applied.
+    Soft-delete view: one row per source row identity that has a version (source identity +
+    row_key), its current version in gold.int_row_versions (the current version of
+    gold.row_history), live or deleted. A deleted row keeps the values it had when it ended,
+    with is_deleted, deleted_at (event time of the delete, key move or truncate that ended it,
+    UTC) and deleted_ordering_key. gold.current_rows is its live rows.
 #}
 
 {{ config(materialized='view') }}
 
 with
 
-row_history as (
-    select * from {{ ref('row_history') }}
+row_versions as (
+    select * from {{ ref('int_row_versions') }}
+    where size(versions) > 0
+),
+
+current_versions as (
+    select
+        source_format,
+        source_database,
+        source_schema,
+        source_table,
+        row_key,
+        try_element_at(versions, -1) as current_version,
+        size(versions) as n_versions
+    from row_versions
 ),
 
 final as (
@@ -21,22 +34,23 @@ final as (
         source_schema,
         source_table,
         row_key,
-        row_values,
-        is_deleted,
-        case when is_deleted then valid_from end as deleted_at,
-        case when is_deleted then valid_from_ordering_key end as deleted_ordering_key,
+        current_version.row_values,
+        current_version.is_deleted,
+        case when current_version.is_deleted then current_version.event_time end as deleted_at,
         case
-            when not is_deleted then null
-            when change_kind = 'change' then 'delete'
-            else change_kind
+            when current_version.is_deleted then current_version.ordering_key
+        end as deleted_ordering_key,
+        case
+            when not current_version.is_deleted then null
+            when current_version.change_kind = 'change' then 'delete'
+            else current_version.change_kind
         end as deleted_by,
-        moved_to_row_key,
-        op as last_op,
-        valid_from_ordering_key as last_ordering_key,
-        valid_from as last_event_time,
-        version_number as n_versions
-    from row_history
-    where is_current
+        current_version.moved_to_row_key,
+        current_version.op as last_op,
+        current_version.ordering_key as last_ordering_key,
+        current_version.event_time as last_event_time,
+        n_versions
+    from current_versions
 )
 
 select * from final

@@ -6,6 +6,10 @@
     Incremental (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run rewrites
     the batch partitions holding a staging change resolved after the newest resolved_batch_id
     it holds - the new batches, and older ones whose split update a new half completed.
+
+    row_identity_hash / before_row_identity_hash: the hash of the row identity (source
+    identity + row_key / before_row_key, macro row_identity_hash), computed once here; gold
+    buckets its incremental state by it.
 #}
 
 {{ batch_partitioned_config() }}
@@ -47,6 +51,8 @@ final as (
         key_source,
         row_key,
         before_row_key,
+        {{ row_identity_hash('row_key') }} as row_identity_hash,
+        {{ row_identity_hash('before_row_key') }} as before_row_identity_hash,
         ordering_key,
         event_time,
         capture_time,

@@ -162,7 +162,7 @@ def simulated_increments(
         ingest_dump(batch_dir)  # one ingest batch for every format's records of the batch
         run_dbt("build" if index == batches - 1 else "run")
     incremental = {name: gold_tables(spark, s) for name, s in simulations.items()}
-    incremental_states = row_states(spark)
+    incremental_states = row_versions_state(spark)
     late_keyed = gold_rows(spark, "source_schema = 'EDGE' and source_table = 'LATE_KEYED'")
     late_metadata = qlik_late_state(spark)
     # materialized in Spark's block manager: they outlive the full refresh's overwrite
@@ -176,7 +176,7 @@ def simulated_increments(
         "incremental": incremental,
         "full_refresh": full_refresh,
         "incremental_states": incremental_states,
-        "full_refresh_states": row_states(spark),
+        "full_refresh_states": row_versions_state(spark),
         "late_keyed": late_keyed,
         "late_metadata": late_metadata,
         "late_metadata_full_refresh": qlik_late_state(spark),
@@ -216,11 +216,12 @@ def qlik_late_state(spark) -> dict[str, Any]:
     }
 
 
-def row_states(spark) -> list[tuple]:
-    """Every row of gold.row_states as sorted plain tuples (for exact comparison)."""
+def row_versions_state(spark) -> list[tuple]:
+    """Every row of gold.int_row_versions (the incremental state of gold) as sorted plain
+    tuples (for exact comparison)."""
     rows = spark.sql(
         "select source_format, source_database, source_schema, source_table, row_key, "
-        "to_json(last_change) as last_change, whole_row_ordering_key, "
-        "to_json(column_entries) as column_entries, is_deleted from gold.row_states"
+        "to_json(row_events) as row_events, to_json(versions) as versions, "
+        "last_resolved_batch_id, row_bucket from gold.int_row_versions"
     ).collect()
     return sorted(tuple(row) for row in rows)

@@ -166,8 +166,8 @@ def silver_inputs() -> dict[str, str]:
 
 
 # the incremental staging, intermediate and silver models (the decoding Python models too),
-# whose rows must not depend on how the batches were split into runs (gold.row_states:
-# row_states())
+# whose rows must not depend on how the batches were split into runs (gold.int_row_versions:
+# row_versions_state())
 INCREMENTAL_TABLES = (
     "silver.change_events",
     "silver.control_events",

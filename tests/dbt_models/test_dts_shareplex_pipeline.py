@@ -151,12 +151,12 @@ def test_cases_gold_partial_updates(spark, built_lake):
     rows = gold_rows(spark, "source_schema = 'EDGE' and source_table = 'ORDERS'")
     for key in ('{"ID":"2"}', '{"ID":"5"}', '{"ID":"7"}'):
         assert rows[key] == cases.EXPECTED_ORDERS[key], key
-    # EDGE.NUMS is truncated at scn 1200, after its rows: gold is empty, and the row state
-    # kept behind it has the upd of scn 1000 (scn compares as a number: 99 < 1000)
+    # EDGE.NUMS is truncated at scn 1200, after its rows: gold is empty, and the row as the
+    # truncate ended it has the upd of scn 1000 (scn compares as a number: 99 < 1000)
     assert gold_rows(spark, "source_table = 'NUMS'") == {}
     states = spark.sql(
-        "select row_key, transform_values(column_entries, (k, v) -> v.value) as row_values "
-        "from gold.row_states where source_table = 'NUMS' and not is_deleted"
+        "select row_key, row_values from gold.current_rows_with_deletes "
+        "where source_table = 'NUMS' and deleted_by = 'truncate'"
     ).collect()
     assert {r["row_key"]: dict(r["row_values"]) for r in states} == cases.EXPECTED_NUMS
 

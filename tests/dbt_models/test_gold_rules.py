@@ -20,11 +20,13 @@ def test_truncate_is_a_table_truncate_in_silver(spark, built_lake):
     assert [row["source_table"] for row in truncates] == ["items"]
 
 
-def test_row_states_keep_tombstones_of_truncated_tables_apart(spark, built_lake):
-    """row_states keeps what it knew before the truncate (the truncate applies on read), so
-    a late change older than the truncate still cannot bring a row back."""
+def test_row_versions_keep_every_identity_of_truncated_tables(spark, built_lake):
+    """int_row_versions keeps every identity of a truncated table with its events, so a late
+    change older than the truncate still cannot bring a row back (it sorts before the
+    truncate)."""
     states = spark.sql(
-        f"select row_key, is_deleted from gold.row_states where source_database = '{cases.DB}'"
+        "select row_key, size(row_events) > 0 as has_events from gold.int_row_versions "
+        f"where source_database = '{cases.DB}'"
     ).collect()
     assert {row["row_key"] for row in states} == {
         '{"id":"1"}',
@@ -33,4 +35,4 @@ def test_row_states_keep_tombstones_of_truncated_tables_apart(spark, built_lake)
         '{"id":"4"}',
         '{"id":"5"}',
     }
-    assert not any(row["is_deleted"] for row in states)
+    assert all(row["has_events"] for row in states)

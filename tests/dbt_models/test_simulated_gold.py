@@ -68,7 +68,7 @@ def test_full_refresh_gold_equals_the_oracle(simulations, simulated_increments, 
     assert differences(expected, simulated_increments["full_refresh"][format_]) == []
 
 
-def test_incremental_row_states_equal_the_full_refresh(simulated_increments):
+def test_incremental_row_versions_equal_the_full_refresh(simulated_increments):
     """Tombstones, merge entries and last changes too, for every row identity of the lake."""
     incremental = simulated_increments["incremental_states"]
     full_refresh = simulated_increments["full_refresh_states"]
@@ -88,8 +88,8 @@ def test_incremental_silver_equals_the_full_refresh(simulated_increments, table)
 def test_inserts_keyed_by_a_key_learned_in_a_later_batch(spark, simulated_increments):
     """Shareplex inserts carry no key: a table whose first batch holds only inserts is keyed
     by all columns until its upd / del of a later batch teach the key. The incremental run
-    re-keys those inserts without leaving their all-columns rows behind (row_states equal
-    the full refresh's: test_incremental_row_states_equal_the_full_refresh); gold holds the
+    re-keys those inserts without leaving their all-columns rows behind (int_row_versions equal
+    the full refresh's: test_incremental_row_versions_equal_the_full_refresh); gold holds the
     one live row."""
     assert simulated_increments["late_keyed"] == shareplex_cases.EXPECTED_LATE_KEYED
     assert gold_rows(spark, LATE_KEYED) == shareplex_cases.EXPECTED_LATE_KEYED

@@ -27,7 +27,7 @@ TABLES = (
     "silver.change_events",
     "silver.quarantine",
     "silver.control_events",
-    "gold.row_states",
+    "gold.int_row_versions",
     "gold.current_rows",
     "gold.row_history",
 )

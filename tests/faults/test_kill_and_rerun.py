@@ -1,5 +1,6 @@
-"""kill -9 and rerun (issue 19, reliability): `dbt` killed while it creates gold.row_states, the
-ingest job killed while it writes a batch, and `dbt` killed while it writes gold.row_states;
+"""kill -9 and rerun (issue 19, reliability): `dbt` killed while it creates
+gold.int_row_versions (gold's incremental model), the ingest job killed while it writes a batch,
+and `dbt` killed while it writes gold.int_row_versions;
 each rerun must converge - every Kafka record in bronze once, a `dbt build` whose models and
 data tests pass, the same silver and gold as a full refresh, and gold.current_rows equal to the
 simulator's oracle.
@@ -14,11 +15,11 @@ One lake, in order (each step's output is kept for the tests below):
 
 1. ``python -m cdc_lakehouse.simulate``: three formats, two delivery batches and the oracle;
    ingest batch 1.
-2. ``dbt build`` without data tests, killed while it creates gold.row_states (``CREATE TABLE
+2. ``dbt build`` without data tests, killed while it creates gold.int_row_versions (``CREATE TABLE
    AS SELECT``: a task writes under its new directory); the same command again.
 3. ingest batch 2 in micro-batches of 500 records, killed while micro-batch 2 is written (its
    files appear under the bronze table's ``.spark-staging-*``); the same command again.
-4. ``dbt run``, killed while gold.row_states' ``insert overwrite`` writes (its
+4. ``dbt run``, killed while gold.int_row_versions' ``insert overwrite`` writes (its
    ``.spark-staging-*`` appears); then ``dbt build`` with every data test.
 5. the snapshot helper: the tables, ``dbt run --full-refresh``, the tables again.
 
@@ -63,7 +64,7 @@ FORMATS = ("dts_canal_json", "qlik_json", "dataworks_json")
 SIMULATION = ("--changes", "1000", "--seed", "19", "--duplicate-rate", "0.05")
 SIMULATION += ("--malformed-rate", "0.003", "--batches", "2")
 RECORDS_PER_BATCH = 500
-ROW_STATES = "START sql incremental model gold.row_states"
+ROW_VERSIONS = "START sql incremental model gold.int_row_versions"
 DBT_SELECTION = ("--exclude", "tag:typed_gold")
 TIMEOUT = 900
 
@@ -207,14 +208,14 @@ def killed_and_rerun(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
     succeeded(lake.run([*simulate, *(arg for fmt in FORMATS for arg in ("--format", fmt))]))
     succeeded(lake.ingest(sim / "batch-1"))
 
-    # 2. the first build, killed while it creates gold.row_states, then the same command again
-    row_states_dir = lake.warehouse / "gold.db" / "row_states"
+    # 2. the first build, killed while it creates gold.int_row_versions, then the same command again
+    row_versions_dir = lake.warehouse / "gold.db" / "int_row_versions"
     first_build = ("build", "--exclude-resource-type", "test")
     killed_create = lake.dbt(
         *first_build,
-        kill_when=started(ROW_STATES, writing(row_states_dir, "**/attempt_*")),
+        kill_when=started(ROW_VERSIONS, writing(row_versions_dir, "**/attempt_*")),
     )
-    create_leftover = row_states_dir.is_dir()
+    create_leftover = row_versions_dir.is_dir()
     create_rerun = succeeded(lake.dbt(*first_build))
 
     # 3. ingest killed while micro-batch 2 is being written, then the same command again
@@ -231,11 +232,11 @@ def killed_and_rerun(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
     ingest_rerun = succeeded(lake.ingest(*batch_2))
     bronze = bronze_records(lake.warehouse)
 
-    # 4. dbt killed while it writes gold.row_states, then `dbt build` with every data test
+    # 4. dbt killed while it writes gold.int_row_versions, then `dbt build` with every data test
     killed_dbt = lake.dbt(
-        "run", kill_when=started(ROW_STATES, writing(row_states_dir, ".spark-staging-*"))
+        "run", kill_when=started(ROW_VERSIONS, writing(row_versions_dir, ".spark-staging-*"))
     )
-    row_states_leftovers = sorted(p.name for p in row_states_dir.glob(".spark-staging-*"))
+    row_versions_leftovers = sorted(p.name for p in row_versions_dir.glob(".spark-staging-*"))
     dbt_rerun = lake.dbt("build")
 
     # 5. the incremental tables, a full refresh, the tables again
@@ -252,7 +253,7 @@ def killed_and_rerun(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
     print(f"\nkill-and-rerun steps:\n{timings}\n  {time.monotonic() - started_at:5.0f} s  in all")
     return {
         "sim": sim,
-        "row_states_dir": row_states_dir,
+        "row_versions_dir": row_versions_dir,
         "killed_create": killed_create,
         "create_leftover": create_leftover,
         "create_rerun": create_rerun,
@@ -261,7 +262,7 @@ def killed_and_rerun(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
         "ingest_rerun": ingest_rerun,
         "bronze": bronze,
         "killed_dbt": killed_dbt,
-        "row_states_leftovers": row_states_leftovers,
+        "row_versions_leftovers": row_versions_leftovers,
         "dbt_rerun": dbt_rerun,
         "incremental": json.loads((snapshots / "incremental.json").read_text()),
         "full_refresh": json.loads((snapshots / "full_refresh.json").read_text()),
@@ -269,23 +270,23 @@ def killed_and_rerun(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
     }
 
 
-def killed_in_row_states(run: Run) -> None:
-    """``run`` was SIGKILLed after gold.row_states started and before it was done."""
+def killed_in_row_versions(run: Run) -> None:
+    """``run`` was SIGKILLed after gold.int_row_versions started and before it was done."""
     assert run.returncode == -signal.SIGKILL, run.output
-    assert ROW_STATES in run.output, run.output
-    assert "OK created sql incremental model gold.row_states" not in run.output, run.output
+    assert ROW_VERSIONS in run.output, run.output
+    assert "OK created sql incremental model gold.int_row_versions" not in run.output, run.output
     assert "Done." not in run.output, run.output
 
 
-def test_dbt_killed_creating_row_states_then_rerun_creates_it(killed_and_rerun):
+def test_dbt_killed_creating_row_versions_then_rerun_creates_it(killed_and_rerun):
     """A table killed while it is created leaves its directory (Spark would refuse to create
     the table again, LOCATION_ALREADY_EXISTS): the rerun removes it and creates the table."""
     result = killed_and_rerun
-    killed_in_row_states(result["killed_create"])
-    assert result["create_leftover"], "row_states was not being written when killed"
+    killed_in_row_versions(result["killed_create"])
+    assert result["create_leftover"], "int_row_versions was not being written when killed"
     rerun = result["create_rerun"].output
-    assert f"removed {result['row_states_dir']}: left by a write that was interrupted" in rerun
-    assert "OK created sql incremental model gold.row_states" in rerun, rerun
+    assert f"removed {result['row_versions_dir']}: left by a write that was interrupted" in rerun
+    assert "OK created sql incremental model gold.int_row_versions" in rerun, rerun
 
 
 def test_ingest_killed_mid_batch_then_rerun_writes_every_record_once(killed_and_rerun):
@@ -314,17 +315,17 @@ def test_ingest_killed_mid_batch_then_rerun_writes_every_record_once(killed_and_
     )
 
 
-def test_dbt_killed_in_row_states_then_rerun_build_passes(killed_and_rerun):
+def test_dbt_killed_in_row_versions_then_rerun_build_passes(killed_and_rerun):
     result = killed_and_rerun
-    killed_in_row_states(result["killed_dbt"])
+    killed_in_row_versions(result["killed_dbt"])
     # killed during the insert overwrite: Spark's staging directory was left behind
-    assert result["row_states_leftovers"], "row_states was not being written when killed"
+    assert result["row_versions_leftovers"], "int_row_versions was not being written when killed"
     rerun = succeeded(result["dbt_rerun"])
     assert "Completed successfully" in rerun.output
-    leftover = result["row_states_dir"] / result["row_states_leftovers"][0]
+    leftover = result["row_versions_dir"] / result["row_versions_leftovers"][0]
     assert f"removed {leftover}: left by a write that was interrupted" in rerun.output
     for node in (
-        "OK created sql incremental model gold.row_states",
+        "OK created sql incremental model gold.int_row_versions",
         "PASS assert_every_bronze_record_accounted_for",
         "PASS source_unique_combination_of_columns_bronze_kafka_records_topic__partition__offset",
     ):

@@ -8,7 +8,7 @@ Steps, in order (timed ones marked *):
    models (empty), which the silver models read. Not timed: the same for every size.
 2. * dump -> bronze: the ingest job on the history dump.
 3. * bronze -> silver: ``dbt run`` of the format's staging models and every silver model.
-4. * silver -> gold: ``dbt run`` of gold (row_states, current_rows, current_rows_with_deletes,
+4. * silver -> gold: ``dbt run`` of gold (int_row_versions, current_rows, current_rows_with_deletes,
    row_history).
 5. gold checked against the simulator's oracle (a wrong pipeline is reported, not timed).
 6. * baselines, each on the history's bronze records and checked against gold: the

@@ -1,0 +1,306 @@
+{#
+    Gold's rules, written once. gold.int_row_versions applies them; gold.current_rows,
+    gold.row_history and gold.current_rows_with_deletes read its versions, so they cannot
+    drift apart.
+
+    A row event is one struct (row_event_type below): a change of the row (change_kind
+    'change'), the end of the row under its old key by an update that moves the key
+    ('key_move'), or a truncate of its table ('truncate'). lane_row_key is the row key whose
+    state the event changes (NULL for a truncate: every row of the table).
+#}
+
+{# row_identity_hash(row_key): the row identity's hash (silver.change_events computes it once) #}
+{% macro row_identity_hash(row_key) -%}
+    case
+        when {{ row_key }} is not null then xxhash64(
+            source_format, source_database, source_schema, source_table, {{ row_key }}
+        )
+    end
+{%- endmacro %}
+
+{# same_table(left, right): the join condition of two relations' source identities #}
+{% macro same_table(left, right) -%}
+    {{ left }}.source_format = {{ right }}.source_format
+    and {{ left }}.source_database <=> {{ right }}.source_database
+    and {{ left }}.source_schema <=> {{ right }}.source_schema
+    and {{ left }}.source_table = {{ right }}.source_table
+{%- endmacro %}
+
+{# row_bucket(identity_hash): the hash bucket of gold's incremental state (var cdc_row_buckets) #}
+{% macro row_bucket(identity_hash) -%}
+    pmod({{ identity_hash }}, {{ var('cdc_row_buckets') }})
+{%- endmacro %}
+
+{% macro row_event_type() -%}
+    struct<
+        change_kind: string,
+        op: string,
+        ordering_key: string,
+        event_time: timestamp,
+        event_id: string,
+        is_deleted: boolean,
+        is_partial: boolean,
+        is_before_half: boolean,
+        stated_values: map<string, string>,
+        lane_row_key: string,
+        moved_from_row_key: string,
+        moved_to_row_key: string,
+        fingerprint: string,
+        resolved_batch_id: bigint
+    >
+{%- endmacro %}
+
+{#
+    change_row_events(): the row events of one silver.change_events row, as SQL of an
+    array (read from the change_events columns):
+
+    - the change itself, on its row key. stated_values is the row as the change states it:
+      the before image of a delete, the after image (a partial one overlaid on the unchanged
+      columns of its own before image: Shareplex sends the identifying columns there), else
+      the before image. The update-before half of a split update (op update without an after
+      image) is marked is_before_half. A partial change that moves the key names the old key
+      (moved_from_row_key): it starts from the old key's row.
+    - an update whose before_row_key differs from its row_key also ends the row under the old
+      key (change_kind key_move, at the update's ordering key).
+
+    fingerprint is what a redelivery repeats: op, stated values, row keys, source positions
+    and times - everything but the Kafka coordinates (so the same update sent once split and
+    once as one message, as DataWorks documents both, is one change too).
+#}
+{% macro change_row_events() -%}
+    {%- set is_partial = "op != 'delete' and after_image_is_partial" -%}
+    {%- set is_before_half = "op = 'update' and after_image is null" -%}
+    {%- set stated_values -%}
+        case
+            when op = 'delete' then before_image
+            when after_image_is_partial then {{ overlay_image('before_image', 'after_image') }}
+            else coalesce(after_image, before_image)
+        end
+    {%- endset -%}
+    {%- set fingerprint -%}
+        sha2(
+            to_json(
+                named_struct(
+                    'op', op,
+                    'is_before_half', {{ is_before_half }},
+                    'is_partial', {{ is_partial }},
+                    'stated_values', array_sort(map_entries({{ stated_values }})),
+                    'before_row_key', before_row_key,
+                    'event_time', event_time,
+                    'capture_time', capture_time,
+                    'source_sequence_id', source_sequence_id,
+                    'source_scn', source_scn,
+                    'source_position', source_position,
+                    'transaction_id', transaction_id,
+                    'transaction_event_index', transaction_event_index,
+                    'transaction_event_count', transaction_event_count
+                )
+            ),
+            256
+        )
+    {%- endset -%}
+    filter(
+        array(
+            cast(named_struct(
+                'change_kind', 'change',
+                'op', op,
+                'ordering_key', ordering_key,
+                'event_time', event_time,
+                'event_id', event_id,
+                'is_deleted', op = 'delete',
+                'is_partial', {{ is_partial }},
+                'is_before_half', {{ is_before_half }},
+                'stated_values', {{ stated_values }},
+                'lane_row_key', row_key,
+                'moved_from_row_key', case
+                    when {{ is_partial }} and before_row_key != row_key then before_row_key
+                end,
+                'moved_to_row_key', cast(null as string),
+                'fingerprint', {{ fingerprint }},
+                'resolved_batch_id', resolved_batch_id
+            ) as {{ row_event_type() }}),
+            case
+                when before_row_key != row_key and not ({{ is_before_half }}) then cast(named_struct(
+                    'change_kind', 'key_move',
+                    'op', op,
+                    'ordering_key', ordering_key,
+                    'event_time', event_time,
+                    'event_id', event_id,
+                    'is_deleted', true,
+                    'is_partial', false,
+                    'is_before_half', false,
+                    'stated_values', before_image,
+                    'lane_row_key', before_row_key,
+                    'moved_from_row_key', cast(null as string),
+                    'moved_to_row_key', row_key,
+                    'fingerprint', {{ fingerprint }},
+                    'resolved_batch_id', resolved_batch_id
+                ) as {{ row_event_type() }})
+            end
+        ),
+        row_event -> row_event is not null
+    )
+{%- endmacro %}
+
+{# truncate_row_event(): the row event of one silver.table_truncates row (every row of its table) #}
+{% macro truncate_row_event() -%}
+    cast(named_struct(
+        'change_kind', 'truncate',
+        'op', 'truncate',
+        'ordering_key', ordering_key,
+        'event_time', event_time,
+        'event_id', event_id,
+        'is_deleted', true,
+        'is_partial', false,
+        'is_before_half', false,
+        'stated_values', cast(null as map<string, string>),
+        'lane_row_key', cast(null as string),
+        'moved_from_row_key', cast(null as string),
+        'moved_to_row_key', cast(null as string),
+        'fingerprint', cast(null as string),
+        'resolved_batch_id', ingest_batch_id
+    ) as {{ row_event_type() }})
+{%- endmacro %}
+
+{#
+    kept_row_events(events, first_whole_ordering_key): a row identity's own distinct events
+    (one per fingerprint and change_kind) less the update-before halves of split updates: a
+    before half is half of one change, not a version of its own; it is kept only when no whole
+    change of the row orders before it (the row is first seen through it: its before image is
+    the row as it was). first_whole_ordering_key: first_whole_ordering_key(row_event) over
+    the identity's events.
+#}
+{% macro kept_row_events(events, first_whole_ordering_key) -%}
+    filter(
+        {{ events }},
+        row_event -> not row_event.is_before_half
+        or {{ first_whole_ordering_key }} is null
+        or row_event.ordering_key < {{ first_whole_ordering_key }}
+    )
+{%- endmacro %}
+
+{# first_whole_ordering_key(row_event): aggregate, the ordering key of the first whole change #}
+{% macro first_whole_ordering_key(row_event) -%}
+    min(
+        case
+            when {{ row_event }}.change_kind = 'change' and not {{ row_event }}.is_before_half
+                then {{ row_event }}.ordering_key
+        end
+    )
+{%- endmacro %}
+
+{#
+    sorted_row_events(events): events in the order they apply - the precedence of gold:
+
+    - by ordering key (never arrival order);
+    - at an equal ordering key (one Kafka record), a delete (or key move, truncate) applies
+      last: a delete wins a tie;
+    - then by lane, change_kind and event_id, only to make the order total.
+
+    The carried events of a partial key move (the old key's events before the move) have
+    ordering keys below the move's, so they sort before it.
+#}
+{% macro sorted_row_events(events) -%}
+    array_sort(
+        {{ events }},
+        (l, r) -> case
+            when l.ordering_key < r.ordering_key then -1
+            when l.ordering_key > r.ordering_key then 1
+            when not l.is_deleted and r.is_deleted then -1
+            when l.is_deleted and not r.is_deleted then 1
+            when coalesce(l.lane_row_key, '') < coalesce(r.lane_row_key, '') then -1
+            when coalesce(l.lane_row_key, '') > coalesce(r.lane_row_key, '') then 1
+            when l.change_kind < r.change_kind then -1
+            when l.change_kind > r.change_kind then 1
+            when l.event_id < r.event_id then -1
+            when l.event_id > r.event_id then 1
+            else 0
+        end
+    )
+{%- endmacro %}
+
+{#
+    row_versions(events, row_key): the versions of the row identity `row_key`, as SQL of an
+    array, from its sorted events (sorted_row_events): its own events, the carried events of
+    the keys it moved from (through chains of partial key moves) and its table's truncates.
+
+    One `aggregate` replays them, keeping the state of every lane (row key) it reads:
+    lane_states is row key -> the live row (absent when not live).
+
+    - A change of the row's own key makes a version. A whole change (insert, snapshot, update
+      with a whole after image) states the row. A partial change (after_image_is_partial)
+      overlays the previous row with the columns it provides (NULL sets NULL); after a deleted
+      version it starts from nothing; a partial change that moves the key starts from the old
+      key's row as of the move (its lane), else from its own. A delete makes a deleted version
+      that keeps the row as it was when it ended (overlaid with the delete's before image).
+    - A key move away or a truncate makes a deleted version only while the row is live. A
+      truncate ends every lane.
+    - An event of another lane (carried) changes only that lane's state.
+#}
+{% macro row_versions(events, row_key) -%}
+    {%- set own_state = "try_element_at(acc.lane_states, " ~ row_key ~ ")" -%}
+    {%- set lane_state = "try_element_at(acc.lane_states, e.lane_row_key)" -%}
+    {%- set new_lane_state -%}
+        case
+            when e.is_deleted then cast(null as map<string, string>)
+            when e.is_partial then {{ overlay_image(
+                'coalesce(try_element_at(acc.lane_states, e.moved_from_row_key), '
+                ~ lane_state ~ ', map())',
+                'e.stated_values'
+            ) }}
+            else e.stated_values
+        end
+    {%- endset -%}
+    aggregate(
+        {{ events }},
+        named_struct(
+            'lane_states', cast(map() as map<string, map<string, string>>),
+            'versions', cast(
+                array() as array<struct<
+                    change_kind: string,
+                    op: string,
+                    ordering_key: string,
+                    event_time: timestamp,
+                    event_id: string,
+                    is_deleted: boolean,
+                    row_values: map<string, string>,
+                    moved_to_row_key: string
+                >>
+            )
+        ),
+        (acc, e) -> named_struct(
+            'lane_states', case
+                when e.lane_row_key is null then cast(map() as map<string, map<string, string>>)
+                else map_concat(
+                    map_filter(acc.lane_states, (lane, state) -> lane != e.lane_row_key),
+                    map_filter(map(e.lane_row_key, {{ new_lane_state }}), (lane, state) -> state is not null)
+                )
+            end,
+            'versions', case
+                when e.lane_row_key is not null and e.lane_row_key != {{ row_key }} then acc.versions
+                {# a key move or truncate ends only a live row #}
+                when e.change_kind != 'change' and {{ own_state }} is null then acc.versions
+                else concat(
+                    acc.versions,
+                    array(
+                        named_struct(
+                            'change_kind', e.change_kind,
+                            'op', e.op,
+                            'ordering_key', e.ordering_key,
+                            'event_time', e.event_time,
+                            'event_id', e.event_id,
+                            'is_deleted', e.is_deleted,
+                            'row_values', case
+                                {# the row as it was when it ended #}
+                                when e.is_deleted then {{ overlay_image(own_state, 'e.stated_values') }}
+                                else {{ new_lane_state }}
+                            end,
+                            'moved_to_row_key', e.moved_to_row_key
+                        )
+                    )
+                )
+            end
+        ),
+        acc -> acc.versions
+    )
+{%- endmacro %}

@@ -1,0 +1,374 @@
+{#
+    The versions of every source row identity (source identity + row_key) ever seen, in
+    ordering-key order: the one place gold's rules are applied (macros/cdc_gold.sql).
+    gold.current_rows (the live current versions), gold.row_history (every version) and
+    gold.current_rows_with_deletes (every current version) read it. One row per row identity:
+
+    - row_events: the identity's own distinct events - its changes (redeliveries removed: one
+      per fingerprint, the first by ordering key) and the key moves away from it - update-
+      before halves included (whether one is a version depends on what else arrives); a change
+      resolved again in a later batch (a split update's after half, completed) replaces its
+      stored event. This is what a run needs to compute the identity's versions again.
+    - versions: the SCD2 versions (macro row_versions) of its kept events (update-before
+      halves dropped unless first, macro kept_row_events), the kept events carried from the
+      keys it moved from by partial changes, through chains of such moves (each hop at a
+      later move: the old key's events before the move), and its table's truncates.
+    - last_resolved_batch_id: the newest ingest batch of its events and its table's
+      truncates; the table's largest is the watermark of the next run.
+
+    Incremental by design (partition-scoped overwrite), like the staging and silver models:
+    the table is partitioned by row_bucket, a hash bucket of the row identity
+    (silver.change_events.row_identity_hash, var('cdc_row_buckets'); changing it needs
+    --full-refresh). A run reads the changes of silver.change_events resolved after the
+    watermark and the truncates ingested after it, and rewrites only the buckets they touch:
+    the buckets of the identities with a new event, of the identities that carry the events
+    of such an identity (a later partial key move from it), and of the identities of a table
+    with a new truncate. Every identity of a rewritten bucket is computed again from its
+    stored row_events merged with its new ones (one with no new event gives its versions
+    back as they were), so a run equals `dbt build --full-refresh` (tested) and costs what
+    the touched buckets hold. The partial key moves are read from the whole of
+    silver.change_events (a few rows; the query leaves the recursion out when there is none),
+    and the carried events of an old key outside the touched buckets from its stored row.
+
+    Keys learned later: a Shareplex insert carries no key; it is keyed by the key its table's
+    upd / del messages send (key_source unique_key), and by all its columns while none has
+    arrived. When the key arrives in a later batch, staging computes the insert's batch again
+    (its resolved_batch_id becomes that later batch): the run then removes the insert's
+    provisional all-columns identity, which a full build never has.
+#}
+
+{{ config(
+    materialized='incremental',
+    incremental_strategy='insert_overwrite',
+    partition_by=['row_bucket'],
+    on_schema_change='fail',
+) }}
+
+{# the newest batch an earlier run applied: a literal, so Spark prunes with it #}
+{% set applied_batch_id = held_max('last_resolved_batch_id') if is_incremental() else -1 %}
+
+{# a partial change that moves the key; asked of the whole history #}
+{% set partial_key_move = 'after_image_is_partial and before_row_key != row_key' %}
+{% set with_partial_key_moves = has_rows(ref('change_events'), partial_key_move) %}
+{% set source_identity = 'source_format, source_database, source_schema, source_table' %}
+
+with recursive
+
+change_events as (
+    select * from {{ ref('change_events') }}
+),
+
+table_truncates as (
+    select * from {{ ref('table_truncates') }}
+    where ordering_key is not null
+),
+
+{# the row events of the changes resolved since the last run, each on its lane's identity #}
+new_events as (
+    select
+        {{ source_identity }},
+        row_event.lane_row_key as row_key,
+        {{ row_bucket(
+            "case when row_event.change_kind = 'key_move' then before_row_identity_hash"
+            ~ " else row_identity_hash end"
+        ) }} as row_bucket,
+        row_event
+    from change_events
+    lateral view explode({{ change_row_events() }}) exploded as row_event
+    {% if is_incremental() %}
+    where resolved_batch_id > {{ applied_batch_id }}
+    {% endif %}
+),
+
+{% if with_partial_key_moves %}
+partial_key_moves as (
+    select
+        {{ source_identity }},
+        row_key,
+        row_identity_hash,
+        before_row_key,
+        before_row_identity_hash,
+        ordering_key
+    from change_events
+    where {{ partial_key_move }}
+),
+
+{# every (identity, old key) whose events the identity carries: the old key's events before
+   bound_ordering_key, through chains of partial key moves (each hop at a later move) #}
+carried_keys (
+    source_format,
+    source_database,
+    source_schema,
+    source_table,
+    row_key,
+    row_identity_hash,
+    carried_row_key,
+    carried_identity_hash,
+    bound_ordering_key
+) as (
+    select
+        {{ source_identity }},
+        row_key,
+        row_identity_hash,
+        before_row_key,
+        before_row_identity_hash,
+        ordering_key
+    from partial_key_moves
+    union all
+    select
+        carried_keys.source_format,
+        carried_keys.source_database,
+        carried_keys.source_schema,
+        carried_keys.source_table,
+        carried_keys.row_key,
+        carried_keys.row_identity_hash,
+        partial_key_moves.before_row_key,
+        partial_key_moves.before_row_identity_hash,
+        partial_key_moves.ordering_key
+    from carried_keys
+    inner join partial_key_moves
+        on {{ same_table('carried_keys', 'partial_key_moves') }}
+        and carried_keys.carried_row_key = partial_key_moves.row_key
+        and partial_key_moves.ordering_key < carried_keys.bound_ordering_key
+),
+
+carried_bounds as (
+    select
+        {{ source_identity }},
+        row_key,
+        {{ row_bucket('row_identity_hash') }} as row_bucket,
+        carried_row_key,
+        {{ row_bucket('carried_identity_hash') }} as carried_row_bucket,
+        max(bound_ordering_key) as bound_ordering_key
+    from carried_keys
+    where carried_row_key != row_key
+    group by all
+),
+{% endif %}
+
+{% if is_incremental() %}
+{# changes built in an earlier run and keyed again now by a key learned since (their batch was
+   computed again: ingest_batch_id already applied, resolved_batch_id new): the identity they
+   had before, all the columns of their image, is removed #}
+retracted_identities as (
+    select
+        held.source_format,
+        held.source_database,
+        held.source_schema,
+        held.source_table,
+        held.row_key,
+        held.row_bucket
+    from {{ this }} as held
+    left semi join (
+        select
+            {{ source_identity }},
+            {{ canonical_row_key('after_image', 'map_keys(after_image)') }} as provisional_row_key,
+            row_key
+        from change_events
+        where resolved_batch_id > {{ applied_batch_id }}
+            and ingest_batch_id <= {{ applied_batch_id }}
+            and key_source = 'unique_key'
+            and after_image is not null
+    ) as rekeyed
+        on {{ same_table('held', 'rekeyed') }}
+        and held.row_key = rekeyed.provisional_row_key
+        and rekeyed.provisional_row_key != rekeyed.row_key
+),
+
+new_truncate_buckets as (
+    select distinct held.row_bucket
+    from {{ this }} as held
+    left semi join table_truncates
+        on {{ same_table('held', 'table_truncates') }}
+        and table_truncates.ingest_batch_id > {{ applied_batch_id }}
+),
+
+{# the buckets this run rewrites (a bucket whose only rows are retracted would keep its old
+   files - dynamic partition overwrite writes only buckets that have rows - which takes a lake
+   of a few rows) #}
+touched_buckets as (
+    select row_bucket from new_events
+    union
+    select row_bucket from retracted_identities
+    union
+    select row_bucket from new_truncate_buckets
+    {% if with_partial_key_moves %}
+    union
+    select carried_bounds.row_bucket
+    from carried_bounds
+    left semi join new_events
+        on {{ same_table('carried_bounds', 'new_events') }}
+        and carried_bounds.carried_row_key = new_events.row_key
+    {% endif %}
+),
+
+{# the stored rows the run reads: every row of a touched bucket, and the old keys (in other
+   buckets) whose events a row of a touched bucket carries; but a retracted one #}
+held_rows as (
+    select held.*
+    from {{ this }} as held
+    where held.row_bucket in (select row_bucket from touched_buckets)
+    {% if with_partial_key_moves %}
+    union all
+    select held.*
+    from {{ this }} as held
+    left semi join (
+        select carried_bounds.*
+        from carried_bounds
+        where carried_bounds.row_bucket in (select row_bucket from touched_buckets)
+    ) as carried_bounds
+        on {{ same_table('held', 'carried_bounds') }}
+        and held.row_key = carried_bounds.carried_row_key
+        and held.row_bucket = carried_bounds.carried_row_bucket
+    where held.row_bucket not in (select row_bucket from touched_buckets)
+    {% endif %}
+),
+
+live_held_rows as (
+    select held_rows.*
+    from held_rows
+    left anti join retracted_identities
+        on {{ same_table('held_rows', 'retracted_identities') }}
+        and held_rows.row_key = retracted_identities.row_key
+),
+{% endif %}
+
+{# every event of the identities the run computes (and of the old keys they carry from) #}
+all_events as (
+    select * from new_events
+    {% if is_incremental() %}
+    union all
+    select
+        {{ source_identity }},
+        row_key,
+        row_bucket,
+        row_event
+    from live_held_rows
+    lateral view explode(row_events) exploded as row_event
+    {% endif %}
+),
+
+{# a change resolved again (a split update's after half completed by its before half, which
+   sets before_row_key) replaces the stored event of the same change #}
+resolved_events as (
+    select
+        {{ source_identity }},
+        row_key,
+        row_bucket,
+        max_by(row_event, row_event.resolved_batch_id) as row_event
+    from all_events
+    group by
+        {{ source_identity }},
+        row_key,
+        row_bucket,
+        row_event.change_kind,
+        row_event.event_id
+),
+
+{# one event per fingerprint and kind: the first delivery by ordering key #}
+distinct_events as (
+    select
+        {{ source_identity }},
+        row_key,
+        row_bucket,
+        min_by(row_event, row_event.ordering_key) as row_event
+    from resolved_events
+    group by
+        {{ source_identity }},
+        row_key,
+        row_bucket,
+        row_event.change_kind,
+        row_event.fingerprint
+),
+
+identity_events as (
+    select
+        {{ source_identity }},
+        row_key,
+        row_bucket,
+        {{ sorted_row_events('collect_list(row_event)') }} as row_events,
+        {{ first_whole_ordering_key('row_event') }} as first_whole_ordering_key,
+        max(row_event.resolved_batch_id) as last_resolved_batch_id
+    from distinct_events
+    group by all
+),
+
+kept_events as (
+    select
+        {{ source_identity }},
+        row_key,
+        row_bucket,
+        row_event
+    from identity_events
+    lateral view explode(
+        {{ kept_row_events('row_events', 'first_whole_ordering_key') }}
+    ) exploded as row_event
+),
+
+{# the events each identity replays: its own, the carried ones, its table's truncates #}
+replayed_events as (
+    select * from kept_events
+    {% if with_partial_key_moves %}
+    union all
+    select
+        carried_bounds.source_format,
+        carried_bounds.source_database,
+        carried_bounds.source_schema,
+        carried_bounds.source_table,
+        carried_bounds.row_key,
+        carried_bounds.row_bucket,
+        kept_events.row_event
+    from carried_bounds
+    inner join kept_events
+        on {{ same_table('carried_bounds', 'kept_events') }}
+        and carried_bounds.carried_row_key = kept_events.row_key
+        and kept_events.row_event.ordering_key < carried_bounds.bound_ordering_key
+    {% endif %}
+    union all
+    select
+        identities.source_format,
+        identities.source_database,
+        identities.source_schema,
+        identities.source_table,
+        identities.row_key,
+        identities.row_bucket,
+        {{ truncate_row_event() }} as row_event
+    from identity_events as identities
+    inner join table_truncates
+        on {{ same_table('identities', 'table_truncates') }}
+),
+
+identity_versions as (
+    select
+        {{ source_identity }},
+        row_key,
+        row_bucket,
+        {{ row_versions(sorted_row_events('collect_list(row_event)'), 'row_key') }} as versions,
+        max(row_event.resolved_batch_id) as last_resolved_batch_id
+    from replayed_events
+    group by all
+),
+
+final as (
+    select
+        identity_events.source_format,
+        identity_events.source_database,
+        identity_events.source_schema,
+        identity_events.source_table,
+        identity_events.row_key,
+        identity_events.row_events,
+        coalesce(identity_versions.versions, array()) as versions,
+        greatest(
+            identity_events.last_resolved_batch_id, identity_versions.last_resolved_batch_id
+        ) as last_resolved_batch_id,
+        identity_events.row_bucket
+    from identity_events
+    left join identity_versions
+        on {{ same_table('identity_events', 'identity_versions') }}
+        and identity_events.row_key = identity_versions.row_key
+    {% if is_incremental() %}
+    where identity_events.row_bucket in (select row_bucket from touched_buckets)
+    {% endif %}
+)
+
+select * from final
