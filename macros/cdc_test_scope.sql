@@ -2,9 +2,10 @@
     Data tests of an incremental build check the batches that build added, not the whole
     history again (issue 20: a scheduled build should cost what its new data costs).
 
-    - After a `dbt build` of the whole project (no --select / --exclude) in which every node
-      succeeded, record_tested_batches (on-run-end) appends to silver.cdc_tested_batches the
-      newest bronze ingest batch that was in bronze when the build started (bronze
+    - After a `dbt build` of the whole project (no --select / --exclude / --selector /
+      --resource-type / --exclude-resource-type) in which every node succeeded,
+      record_tested_batches (on-run-end) appends to silver.cdc_tested_batches the newest
+      bronze ingest batch that was in bronze when the build started (bronze
       ingested_at before run_started_at): every record up to it went through every model and
       passed every test.
     - A generic data test of a later run then reads only the rows of its model resolved after
@@ -29,7 +30,8 @@
         {{ return('') }}
     {% endif %}
     {% if invocation_args_dict.get('select') or invocation_args_dict.get('exclude')
-        or invocation_args_dict.get('selector') %}
+        or invocation_args_dict.get('selector') or invocation_args_dict.get('resource_types')
+        or invocation_args_dict.get('exclude_resource_types') %}
         {{ return('') }}
     {% endif %}
     {% for result in results %}

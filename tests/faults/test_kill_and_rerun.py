@@ -178,8 +178,16 @@ def succeeded(run: Run) -> Run:
 
 
 def writing(directory: Path, pattern: str) -> Callable[[list[str]], bool]:
-    """True once ``directory`` holds a path matching ``pattern`` (a write in progress)."""
-    return lambda _lines: directory.is_dir() and any(directory.glob(pattern))
+    """True once ``directory`` holds a path matching ``pattern`` (a write in progress). A
+    directory the writer removes while the glob walks it means "not yet": asked again."""
+
+    def check(_lines: list[str]) -> bool:
+        try:
+            return directory.is_dir() and any(directory.glob(pattern))
+        except FileNotFoundError:
+            return False
+
+    return check
 
 
 def started(marker: str, then: Callable[[list[str]], bool]) -> Callable[[list[str]], bool]:
