@@ -106,14 +106,7 @@ carried_keys (
     carried_identity_hash,
     bound_ordering_key
 ) as (
-    select
-        {{ source_identity }},
-        row_key,
-        row_identity_hash,
-        before_row_key,
-        before_row_identity_hash,
-        ordering_key
-    from partial_key_moves
+    select * from partial_key_moves
     union all
     select
         carried_keys.source_format,

@@ -11,25 +11,44 @@ default), so it stands for a full rebuild at that size.
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cdc_lakehouse.bench import workload as workloads
-from cdc_lakehouse.bench.measure import measured
+from cdc_lakehouse.bench.measure import Measurement, measured
 from cdc_lakehouse.bench.pipeline import Pipeline
 
 
-def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, Any]:
-    """Measure one history size. ``spec``: ``{"format", "changes", "factor",
-    "batch_changes", "seed"}`` (``changes`` = the 1x history).
+@dataclass
+class HistoryThenBatch:
+    """What :func:`build_history_then_batch` measured, and the lake it left."""
+
+    load: workloads.Workload
+    pipeline: Pipeline
+    records: int
+    batch_records: int
+    history_events: int
+    batch_events: int
+    full: Measurement
+    ingest: Measurement
+    incremental: Measurement
+    full_nodes: dict[str, Any]
+    incremental_nodes: dict[str, Any]
+
+
+def build_history_then_batch(
+    format_: str, changes: int, batch_changes: int, seed: int, work_dir: Path, project_dir: Path
+) -> HistoryThenBatch:
+    """Ingest a ``changes`` history, * ``dbt build``; ingest a ``batch_changes`` batch,
+    * ``dbt build`` (incremental). Each build and the batch ingest are measured.
 
     Raises:
         BenchError: a pipeline step failed.
     """
     from cdc_lakehouse.spark_session import get_spark
 
-    changes = spec["changes"] * spec["factor"]
-    load = workloads.build(spec["format"], changes, spec["batch_changes"], spec["seed"])
+    load = workloads.build(format_, changes, batch_changes, seed)
     history_dump, batch_dump = workloads.write(load, work_dir / "dump")
     spark = get_spark()
     pipeline = Pipeline(spark, project_dir, work_dir)
@@ -45,20 +64,46 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
     incremental_nodes = pipeline.node_times()
     batch_events = pipeline.events(load.topics) - history_events
     shutil.rmtree(work_dir / "dump", ignore_errors=True)
+    return HistoryThenBatch(
+        load,
+        pipeline,
+        records,
+        batch_records,
+        history_events,
+        batch_events,
+        full,
+        ingest,
+        incremental,
+        full_nodes,
+        incremental_nodes,
+    )
+
+
+def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, Any]:
+    """Measure one history size. ``spec``: ``{"format", "changes", "factor",
+    "batch_changes", "seed"}`` (``changes`` = the 1x history).
+
+    Raises:
+        BenchError: a pipeline step failed.
+    """
+    changes = spec["changes"] * spec["factor"]
+    m = build_history_then_batch(
+        spec["format"], changes, spec["batch_changes"], spec["seed"], work_dir, project_dir
+    )
     return {
         "format": spec["format"],
         "factor": spec["factor"],
         "changes": changes,
         "batch_changes": spec["batch_changes"],
-        "records": records,
-        "batch_records": batch_records,
-        "events": history_events,
-        "batch_events": batch_events,
-        "full_build_s": round(full.seconds, 3),
-        "full_build_peak_rss_bytes": full.peak_rss_bytes,
-        "batch_ingest_s": round(ingest.seconds, 3),
-        "incremental_build_s": round(incremental.seconds, 3),
-        "incremental_build_peak_rss_bytes": incremental.peak_rss_bytes,
-        "full_build_nodes": full_nodes,
-        "incremental_build_nodes": incremental_nodes,
+        "records": m.records,
+        "batch_records": m.batch_records,
+        "events": m.history_events,
+        "batch_events": m.batch_events,
+        "full_build_s": round(m.full.seconds, 3),
+        "full_build_peak_rss_bytes": m.full.peak_rss_bytes,
+        "batch_ingest_s": round(m.ingest.seconds, 3),
+        "incremental_build_s": round(m.incremental.seconds, 3),
+        "incremental_build_peak_rss_bytes": m.incremental.peak_rss_bytes,
+        "full_build_nodes": m.full_nodes,
+        "incremental_build_nodes": m.incremental_nodes,
     }

@@ -2,23 +2,22 @@
 (a fresh lake and JVM): what a scheduled ``dbt build`` pays for a small new batch on a large
 history, next to what the hand-written PySpark script pays to recompute the whole history.
 
-Steps (timed ones marked *): build the workload (``changes`` of history, ``batch_changes``
-new); start Spark; ingest the history; ``dbt build`` (the full build, timed for the report
-only); ingest the new batch; * ``dbt build`` (incremental: every model and data test); gold
+Steps (timed ones marked *), the cost-growth run's first
+(:func:`.growth_bench.build_history_then_batch`): build the workload (``changes`` of history,
+``batch_changes`` new); start Spark; ingest the history; ``dbt build`` (the full build, timed
+for the report only); ingest the new batch; * ``dbt build`` (incremental); then: gold
 checked against the simulator's oracle; * the PySpark script over all of bronze (history and
 batch), checked against gold. Target: incremental build seconds <= 2 x the script's seconds.
 """
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
-from cdc_lakehouse.bench import workload as workloads
 from cdc_lakehouse.bench.baselines import check
-from cdc_lakehouse.bench.measure import measured
-from cdc_lakehouse.bench.pipeline import BRONZE_TABLE, Pipeline
+from cdc_lakehouse.bench.growth_bench import build_history_then_batch
+from cdc_lakehouse.bench.pipeline import BRONZE_TABLE
 
 
 def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, Any]:
@@ -36,44 +35,37 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
         BenchError: a pipeline step failed.
     """
     from cdc_lakehouse.bench.baselines import pyspark_script
-    from cdc_lakehouse.spark_session import get_spark
 
-    format_ = spec["format"]
-    load = workloads.build(format_, spec["changes"], spec["batch_changes"], spec["seed"])
-    history_dump, batch_dump = workloads.write(load, work_dir / "dump")
-    topics = load.topics
-    spark = get_spark()
-    pipeline = Pipeline(spark, project_dir, work_dir)
-    pipeline.ingest(history_dump)
-    with measured() as full:
-        pipeline.dbt("build")
-    history_events = pipeline.events(topics)
-    pipeline.ingest(batch_dump)
-    with measured() as incremental:
-        pipeline.dbt("build")
-    nodes = pipeline.node_times()
-    batch_events = pipeline.events(topics) - history_events
-
-    gold = pipeline.gold_rows(topics)
-    columns = check.compared_columns(load.whole)
-    oracle_problems = check.differences(check.history_rows(load.encoder, load.whole), gold, columns)
+    m = build_history_then_batch(
+        spec["format"],
+        spec["changes"],
+        spec["batch_changes"],
+        spec["seed"],
+        work_dir,
+        project_dir,
+    )
+    topics = m.load.topics
+    gold = m.pipeline.gold_rows(topics)
+    columns = check.compared_columns(m.load.whole)
+    oracle_problems = check.differences(
+        check.history_rows(m.load.encoder, m.load.whole), gold, columns
+    )
     script = pyspark_script.run(
-        spark, BRONZE_TABLE, topics, format_, "bench.pyspark_baseline_latest"
+        m.pipeline.spark, BRONZE_TABLE, topics, spec["format"], "bench.pyspark_baseline_latest"
     )
     script_problems = check.differences(gold, script.rows, columns)
-    shutil.rmtree(work_dir / "dump", ignore_errors=True)
     return {
-        "format": format_,
+        "format": spec["format"],
         "changes": spec["changes"],
         "batch_changes": spec["batch_changes"],
-        "events": history_events,
-        "batch_events": batch_events,
-        "full_build_s": round(full.seconds, 3),
-        "incremental_build_s": round(incremental.seconds, 3),
-        "incremental_build_peak_rss_bytes": incremental.peak_rss_bytes,
+        "events": m.history_events,
+        "batch_events": m.batch_events,
+        "full_build_s": round(m.full.seconds, 3),
+        "incremental_build_s": round(m.incremental.seconds, 3),
+        "incremental_build_peak_rss_bytes": m.incremental.peak_rss_bytes,
         "script_s": round(script.seconds, 3),
         "script_equals_gold": not script_problems,
         "gold_equals_oracle": not oracle_problems,
         "gold_differences": oracle_problems[:5],
-        "incremental_build_nodes": nodes,
+        "incremental_build_nodes": m.incremental_nodes,
     }
