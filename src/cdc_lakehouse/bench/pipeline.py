@@ -35,16 +35,17 @@ class BenchError(RuntimeError):
 
 
 def staging_selection(format_: str, *, other_formats: bool = False) -> tuple[str, ...]:
-    """dbt selectors of the bronze view and the staging models of ``format_`` (with
-    ``other_formats``: of every other format instead)."""
+    """dbt selectors of the bronze view, the staging models of ``format_`` and the
+    ``models/intermediate`` models built on them (split-update pairing, Shareplex key learning;
+    silver reads those); with ``other_formats``: of every other format instead."""
     folder = STAGING_FOLDERS[format_]
-    if other_formats:
-        folders = sorted(set(STAGING_FOLDERS.values()) - {folder})
-        return (
-            "stg_bronze__kafka_records",
-            *(f"path:models/staging/{other}" for other in folders),
-        )
-    return ("stg_bronze__kafka_records", f"path:models/staging/{folder}")
+    folders = sorted(set(STAGING_FOLDERS.values()) - {folder}) if other_formats else [folder]
+    return (
+        "stg_bronze__kafka_records",
+        *(f"path:models/staging/{each}" for each in folders),
+        # intersection: the intermediates downstream of this folder's staging models
+        *(f"path:models/staging/{each}+,path:models/intermediate" for each in folders),
+    )
 
 
 @dataclass

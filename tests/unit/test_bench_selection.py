@@ -1,0 +1,60 @@
+"""The bench's per-format dbt selections build what silver reads.
+
+The format bench runs ``dbt run --select`` of one format's staging (and, once, of every other
+format's) before silver. Silver unions the ``models/intermediate`` models too (split-update
+pairing, Shareplex key learning), so each must be in one of those selections, or silver fails
+with TABLE_OR_VIEW_NOT_FOUND on a fresh lake. dbt resolves the selectors here (``dbt ls``, no
+Spark).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from cdc_lakehouse.bench.pipeline import staging_selection
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+def _selected_models(tmp_path: Path, selectors: tuple[str, ...]) -> set[str]:
+    from dbt.cli.main import dbtRunner
+
+    os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+    result = dbtRunner().invoke(
+        [
+            "ls",
+            "--quiet",
+            "--resource-type",
+            "model",
+            "--output",
+            "name",
+            "--select",
+            *selectors,
+            "--project-dir",
+            str(PROJECT),
+            "--profiles-dir",
+            str(PROJECT),
+            "--target-path",
+            str(tmp_path / "target"),
+            "--log-path",
+            str(tmp_path / "logs"),
+        ]
+    )
+    assert result.success, result.exception
+    return set(result.result)
+
+
+@pytest.mark.parametrize("format_", ["dataworks_json", "dts_canal_json", "dts_shareplex_json"])
+def test_a_format_and_the_other_formats_select_every_intermediate_model(
+    tmp_path: Path, format_: str
+) -> None:
+    intermediates = {path.stem for path in (PROJECT / "models" / "intermediate").glob("*.sql")}
+    assert intermediates, "models/intermediate has no models"
+    own = _selected_models(tmp_path, staging_selection(format_))
+    others = _selected_models(tmp_path, staging_selection(format_, other_formats=True))
+    assert intermediates <= own | others
+    # each intermediate is built once: with its own format, not with the others too
+    assert not (own & others & intermediates)
