@@ -225,6 +225,17 @@ def test_targets_at_a_million_changes() -> None:
     assert (statuses[4], statuses[6]) == ("NOT met", "NOT met")
 
 
+def test_memory_target_takes_the_largest_peak_of_the_formats_at_the_largest_size() -> None:
+    canal = _format_result("dts_canal_json", 10.0, 5.0, 12.0, changes=1_000_000)
+    avro = _format_result("dts_avro", 10.0, 5.0, 12.0, changes=1_000_000)
+    avro["stages"]["silver_to_gold"]["peak_rss_bytes"] = 7 * 2**30
+    small = _format_result("dataworks_json", 10.0, 5.0, 12.0, changes=1_000)
+    small["stages"]["silver_to_gold"]["peak_rss_bytes"] = 9 * 2**30
+    memory = report.targets(_document([canal, avro, small], []))[5]
+    assert memory["status"] == "NOT met"
+    assert memory["figure"] == "7,168 MiB at 1,000,000 changes (dts_avro)"
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

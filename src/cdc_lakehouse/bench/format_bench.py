@@ -39,20 +39,23 @@ from cdc_lakehouse.bench.pipeline import (
 )
 
 
-def _rates(seconds: float, events: int, cores: int, peak_rss_bytes: int) -> dict[str, Any]:
-    """One timed step's entry: seconds, events, events/s (per core too), peak RSS, cores."""
+def _rates(seconds: float, events: int, cores: int, measurement: Measurement) -> dict[str, Any]:
+    """One timed step's entry: seconds, events, events/s (per core too), cores, and the
+    step's ``peak_rss_bytes`` (JVM and Python workers) and ``driver_peak_rss_bytes`` (the
+    bench worker process; see :mod:`.measure`)."""
     return {
         "seconds": round(seconds, 3),
         "events": events,
         "events_per_s": round(events / seconds, 1) if seconds else None,
         "events_per_s_per_core": round(events / seconds / cores, 1) if seconds else None,
-        "peak_rss_bytes": peak_rss_bytes,
+        "peak_rss_bytes": measurement.peak_rss_bytes,
+        "driver_peak_rss_bytes": measurement.driver_peak_rss_bytes,
         "cores": cores,
     }
 
 
 def _stage(measurement: Measurement, events: int, cores: int) -> dict[str, Any]:
-    return _rates(measurement.seconds, events, cores, measurement.peak_rss_bytes)
+    return _rates(measurement.seconds, events, cores, measurement)
 
 
 def _baseline(
@@ -61,7 +64,7 @@ def _baseline(
     problems = check.differences(gold, result.rows, columns)
     entry = {
         "engine": result.engine,
-        **_rates(result.seconds, result.events, result.cores, measurement.peak_rss_bytes),
+        **_rates(result.seconds, result.events, result.cores, measurement),
         "equals_gold": not problems,
     }
     if problems:
@@ -110,6 +113,7 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
     both = Measurement(
         silver.seconds + gold_stage.seconds,
         max(silver.peak_rss_bytes, gold_stage.peak_rss_bytes),
+        max(silver.driver_peak_rss_bytes, gold_stage.driver_peak_rss_bytes),
     )
     stages["bronze_to_gold"] = _stage(both, history_events, cores)
 

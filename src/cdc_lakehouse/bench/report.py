@@ -204,12 +204,16 @@ def targets(document: dict[str, Any]) -> list[dict[str, Any]]:
     else:
         rows.append(_target(4, name, "-", None))
     rows.append(_target(5, "200 source tables <= 2x the cost of 10 (whole dbt build)", "-", None))
-    name = "peak RSS <= 6 GiB at 1,000,000 changes"
+    name = "peak RSS of the JVM + Python workers <= 6 GiB at 1,000,000 changes"
     if formats:
-        largest = max(formats.values(), key=lambda r: r["changes"])
-        peak = max(st["peak_rss_bytes"] for st in largest["stages"].values())
-        figure = f"{_mib(peak)} MiB at {largest['changes']:,} changes ({largest['format']})"
-        met = peak <= MEMORY_TARGET_BYTES if largest["changes"] >= MILLION else None
+        size = max(r["changes"] for r in formats.values())
+        peak, format_ = max(
+            (max(st["peak_rss_bytes"] for st in r["stages"].values()), r["format"])
+            for r in formats.values()
+            if r["changes"] == size
+        )
+        figure = f"{_mib(peak)} MiB at {size:,} changes ({format_})"
+        met = peak <= MEMORY_TARGET_BYTES if size >= MILLION else None
         rows.append(_target(6, name, figure, met))
     else:
         rows.append(_target(6, name, "-", None))
@@ -293,20 +297,26 @@ def markdown(document: dict[str, Any]) -> str:
     lines.append("")
     if document["formats"]:
         lines += [
-            "## Throughput per stage (events/s; peak RSS of the JVM and Python, MiB)",
+            "## Throughput per stage (events/s; peak RSS, MiB)",
+            "",
+            "Peak RSS: of the JVM and its Python workers (what target 6 counts); the bench's "
+            "driver process, which also holds the generated workload, the oracle and the "
+            "in-process baselines, apart.",
             "",
             "| format | events | dump → bronze | bronze → silver | silver → gold | "
-            "bronze → gold | incremental batch (events, s) | peak RSS |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
+            "bronze → gold | incremental batch (events, s) | peak RSS | driver peak RSS |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for r in document["formats"]:
             st = r["stages"]
             inc = st["incremental_batch"]
             peak = max(st[name]["peak_rss_bytes"] for name in st)
+            drivers = [st[name].get("driver_peak_rss_bytes") for name in st]
+            driver = _mib(max(drivers)) if all(drivers) else "-"
             lines.append(
                 f"| {r['format']} | {r['events']:,} | "
                 + " | ".join(_eps(st[name]["events_per_s"]) for name in STAGES)
-                + f" | {inc['events']:,} in {inc['seconds']:.1f} | {_mib(peak)} |"
+                + f" | {inc['events']:,} in {inc['seconds']:.1f} | {_mib(peak)} | {driver} |"
             )
         lines += [
             "",
