@@ -30,7 +30,7 @@ def _measure_in_fresh_process(include_children: bool, mib: int) -> dict[str, int
     return json.loads(done.stdout)
 
 
-def test_a_child_process_counts_in_the_peak_and_the_bench_process_apart() -> None:
+def test_a_child_process_counts_in_the_peak() -> None:
     with measured() as step:
         child = subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, text=True)
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
