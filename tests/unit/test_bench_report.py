@@ -243,7 +243,7 @@ def test_memory_target_takes_the_largest_peak_of_the_formats_at_the_largest_size
         (["--changes", "0"], "must be 1 or more"),
         (["--factors", "4,1"], "increasing history sizes"),
         (["--factors", "1;4"], "comma-separated"),
-        (["--part", "tables"], "invalid choice: 'tables'"),
+        (["--part", "table"], "invalid choice: 'table'"),
         (["--history-changes", "0"], "must be 1 or more"),
     ],
 )

@@ -8,7 +8,9 @@ The defaults (three formats, see :data:`DEFAULT_FORMATS`) took 19 minutes on 2 c
 measures all nine. ``--part incremental`` adds issue 20's target 3 (:mod:`.incremental_bench`:
 an incremental ``dbt build`` on a 200,000-change history against the script's recompute);
 ``--part ingest`` target 4 (:mod:`.ingest_bench`: the ingest job's records/s on a
-1,000,000-record dump, and from the local Kafka broker, the JVM start apart).
+1,000,000-record dump, and from the local Kafka broker, the JVM start apart), ``--part tables``
+target 5 (:mod:`.tables_bench`: the whole ``dbt build`` with typed gold for 200 source tables
+against 10, the same changes).
 Results: ``--out`` (default ``bench/``) gets ``results.json``, ``results.md``,
 ``throughput.png`` and ``cost_growth.png`` (:mod:`.report`).
 
@@ -40,17 +42,21 @@ DEFAULT_CHANGES = 20_000
 DEFAULT_GROWTH_FORMAT = "dts_canal_json"
 DEFAULT_GROWTH_CHANGES = 2_000
 DEFAULT_FACTORS = (1, 4, 16)
-PARTS = ("formats", "growth", "incremental", "ingest")
+PARTS = ("formats", "growth", "incremental", "ingest", "tables")
 """The bench's parts: throughput per format, cost growth, incremental against recompute,
-ingest records/s (dump and Kafka)."""
+ingest records/s (dump and Kafka), cost of source tables."""
 DEFAULT_PARTS = ("formats", "growth")
 """The default run (about 20 minutes on 2 cores); ``--part incremental`` adds target 3's run
 on a 200,000-change history (several minutes more), ``--part ingest`` target 4's (a
-1,000,000-record dump: about 15 minutes more)."""
+1,000,000-record dump: about 15 minutes more), ``--part tables`` target 5's (10 and 200
+source tables: about 15 minutes more)."""
 DEFAULT_HISTORY_CHANGES = 200_000
 DEFAULT_HISTORY_BATCH_CHANGES = 1_000
 DEFAULT_INGEST_FORMAT = "dts_canal_json"
 DEFAULT_INGEST_RECORDS = 1_000_000
+DEFAULT_TABLES = 200
+DEFAULT_BASE_TABLES = 10
+DEFAULT_TABLES_CHANGES = 20_000
 PROG = "python -m cdc_lakehouse.bench"
 
 
@@ -109,7 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--growth-format",
         default=DEFAULT_GROWTH_FORMAT,
         metavar="NAME",
-        help=f"format of the cost-growth runs (default {DEFAULT_GROWTH_FORMAT})",
+        help=(
+            "format of the cost-growth, incremental and tables runs "
+            f"(default {DEFAULT_GROWTH_FORMAT})"
+        ),
     )
     parser.add_argument(
         "--growth-changes",
@@ -162,6 +171,38 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"part ingest: format of the records (default {DEFAULT_INGEST_FORMAT})",
     )
     parser.add_argument(
+        "--tables",
+        type=positive_int,
+        default=DEFAULT_TABLES,
+        help=(
+            "part tables: source tables the changes are spread over, each with a typed gold "
+            f"model (default {DEFAULT_TABLES}; format --growth-format)"
+        ),
+    )
+    parser.add_argument(
+        "--base-tables",
+        type=positive_int,
+        default=DEFAULT_BASE_TABLES,
+        help=(
+            "part tables: the table count --tables is compared with "
+            f"(default {DEFAULT_BASE_TABLES})"
+        ),
+    )
+    parser.add_argument(
+        "--tables-changes",
+        type=positive_int,
+        default=DEFAULT_TABLES_CHANGES,
+        help=(
+            "part tables: row changes of the history at each table count "
+            f"(default {DEFAULT_TABLES_CHANGES:,})"
+        ),
+    )
+    parser.add_argument(
+        "--tables-batch-changes",
+        type=positive_int,
+        help="part tables: row changes of the new batch (default a twentieth of --tables-changes)",
+    )
+    parser.add_argument(
         "--part",
         choices=PARTS,
         action="append",
@@ -169,7 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
             "part to run (repeatable): formats (throughput per format against the baselines), "
             "growth (incremental build as history grows), incremental (incremental build on a "
             "large history against the script's recompute), ingest (dump -> bronze and "
-            f"Kafka -> bronze records/s); default {', '.join(DEFAULT_PARTS)}"
+            "Kafka -> bronze records/s), tables (whole dbt build with typed gold for --tables "
+            f"source tables against --base-tables); default {', '.join(DEFAULT_PARTS)}"
         ),
     )
     parser.add_argument(
@@ -299,6 +341,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{project_dir} holds no dbt_project.yml; run from the project or give --project-dir"
         )
     parts = [p for p in (args.part or DEFAULT_PARTS) if p not in args.skip]
+    if "tables" in parts and args.tables <= args.base_tables:
+        parser.error(
+            f"--tables {args.tables} must be above --base-tables {args.base_tables} "
+            "(the table count it is compared with)"
+        )
+    tables_batch = args.tables_batch_changes or max(args.tables_changes // 20, 1)
     batch_changes = args.batch_changes or max(args.changes // 10, 1)
     growth_batch = args.growth_batch_changes or max(args.growth_changes // 16, 1)
     scratch = args.work_dir or Path(tempfile.mkdtemp(prefix="cdc-bench-"))
@@ -318,12 +366,16 @@ def main(argv: list[str] | None = None) -> int:
             "history_batch_changes": args.history_batch_changes,
             "ingest_format": args.ingest_format,
             "ingest_records": args.ingest_records,
+            "tables": [args.base_tables, args.tables] if "tables" in parts else [],
+            "tables_changes": args.tables_changes,
+            "tables_batch_changes": tables_batch,
             "seed": args.seed,
         },
         "formats": [],
         "growth": [],
         "incremental": [],
         "ingest": [],
+        "tables": [],
     }
     try:
         if "formats" in parts:
@@ -363,6 +415,18 @@ def main(argv: list[str] | None = None) -> int:
             document["ingest"] = ingest_part(
                 args.ingest_format, args.ingest_records, args.seed, scratch, project_dir
             )
+        if "tables" in parts:
+            for tables in (args.base_tables, args.tables):
+                spec = {
+                    "format": args.growth_format,
+                    "tables": tables,
+                    "changes": args.tables_changes,
+                    "batch_changes": tables_batch,
+                    "seed": args.seed,
+                }
+                result = run_worker("tables", spec, scratch / f"tables-{tables}", project_dir)
+                document["tables"].append(result)
+                print(report.tables_line(result), flush=True)
     except WorkerFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

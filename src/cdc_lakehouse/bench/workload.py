@@ -11,8 +11,9 @@ pipeline handles them (the tests show it), but a hand-written latest-per-key wou
 its result must equal the pipeline's gold before its time counts.
 
 The history is delivered as one ingest batch, the new batch as a second one whose offsets
-continue the history's. :func:`write_records_dump` writes a dump of an exact number of
-records (the ingest part).
+continue the history's. ``tables=N`` spreads the changes over ``N`` keyed tables instead of
+the two default ones (``SimulationConfig.tables``; the tables part). :func:`write_records_dump`
+writes a dump of an exact number of records (the ingest part).
 """
 
 from __future__ import annotations
@@ -76,9 +77,13 @@ def _encoder(format_: str) -> ModuleType:
     return ENCODERS[format_]
 
 
-def _config(encoder: ModuleType, changes: int, seed: int) -> SimulationConfig:
+def _config(encoder: ModuleType, changes: int, seed: int, tables: int | None) -> SimulationConfig:
     return SimulationConfig(
-        seed=seed, changes=changes, features=encoder.FEATURES & FEATURES, heartbeat_rate=0.0
+        seed=seed,
+        changes=changes,
+        features=encoder.FEATURES & FEATURES,
+        heartbeat_rate=0.0,
+        tables=tables,
     )
 
 
@@ -88,7 +93,9 @@ def _delivery_config(seed: int) -> DeliveryConfig:
     )
 
 
-def build(format_: str, changes: int, batch_changes: int, seed: int = 11) -> Workload:
+def build(
+    format_: str, changes: int, batch_changes: int, seed: int = 11, tables: int | None = None
+) -> Workload:
     """Generate, encode and deliver one format's workload.
 
     Args:
@@ -96,16 +103,19 @@ def build(format_: str, changes: int, batch_changes: int, seed: int = 11) -> Wor
         changes: row changes of the history (>= 1).
         batch_changes: row changes of the new batch (>= 1).
         seed: seeds the generator and the delivery.
+        tables: None for the default tables (customers, orders), or spread the changes
+            over this many keyed tables (``shop.t0001`` ..., see ``SimulationConfig.tables``).
 
     Raises:
         ValueError: unknown format or a size below 1.
     """
     encoder = _encoder(format_)
-    if changes < 1 or batch_changes < 1:
+    if changes < 1 or batch_changes < 1 or (tables is not None and tables < 1):
         raise ValueError(
-            f"sizes must be >= 1, got changes={changes}, batch_changes={batch_changes}"
+            f"sizes must be >= 1, got changes={changes}, batch_changes={batch_changes}, "
+            f"tables={tables}"
         )
-    config = _config(encoder, changes, seed)
+    config = _config(encoder, changes, seed, tables)
     history = generate(config)
     batch = generate(replace(config, changes=batch_changes), after=history)
     last_of_history = max(item.sequence for item in history.items)
@@ -142,7 +152,7 @@ RECORDS_MARGIN = 1.03
 
 
 def _history_records(encoder: ModuleType, changes: int, seed: int) -> list[DumpRecord]:
-    history = generate(_config(encoder, changes, seed))
+    history = generate(_config(encoder, changes, seed, None))
     return deliver(encoder.encode(history, PREFIX), _delivery_config(seed)).records
 
 
