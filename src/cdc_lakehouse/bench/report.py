@@ -194,7 +194,15 @@ def _target(number: int, name: str, figure: str, met: bool | None) -> dict[str, 
 def targets(document: dict[str, Any]) -> list[dict[str, Any]]:
     """Issue 20's six targets as measured by this run: ``target`` (1-6), ``name``, ``figure``
     (what was measured, with its size) and ``status`` (``met``, ``NOT met`` or ``not
-    measured``: the run did not include the part or the size the target is set at)."""
+    measured``: the run did not include the part or the size the target is set at).
+
+    Where each comes from: 1, the formats part (every format's bronze -> gold / the PySpark
+    script); 2, its ``dts_canal_json`` result at >= 1,000,000 changes; 3, the incremental
+    part (and the growth part's ratio); 4, the ingest part's dump at >= 1,000,000 records
+    (its Kafka run judged in the figure; without the part, the formats' dump -> bronze,
+    judged at >= 1,000,000 records); 5, the tables part at <= 10 against >= 200 tables
+    (:func:`tables_cost`); 6, the largest ``peak_rss_bytes`` of any stage of the formats run
+    at the largest ``changes``, judged when that is >= 1,000,000."""
     formats = {r["format"]: r for r in document.get("formats", [])}
     rows = []
     ratios, overall, met = pyspark_ratios(list(formats.values()))
