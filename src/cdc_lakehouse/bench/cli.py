@@ -48,7 +48,7 @@ ingest records/s (dump and Kafka), cost of source tables."""
 DEFAULT_PARTS = ("formats", "growth")
 """The default run (about 20 minutes on 2 cores); ``--part incremental`` adds target 3's run
 on a 200,000-change history (several minutes more), ``--part ingest`` target 4's (a
-1,000,000-record dump: about 15 minutes more), ``--part tables`` target 5's (10 and 200
+1,000,000-record dump: about 10 minutes more), ``--part tables`` target 5's (10 and 200
 source tables: about 15 minutes more)."""
 DEFAULT_HISTORY_CHANGES = 200_000
 DEFAULT_HISTORY_BATCH_CHANGES = 1_000
