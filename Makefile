@@ -47,7 +47,8 @@ test: install
 	$(BIN)/python -m pytest
 
 ## bench: throughput per format and stage against baselines, and incremental cost growth
-## (not part of `make test`; about 20 minutes on 2 cores; flags: BENCH_ARGS="--changes 50000")
+## (not part of `make test`; about 20 minutes on 2 cores; flags: BENCH_ARGS="--changes 50000";
+## more parts: BENCH_ARGS="--part ingest" or "--part tables", see README "Benchmark")
 bench: install
 	$(BIN)/python -m cdc_lakehouse.bench $(BENCH_ARGS)
 

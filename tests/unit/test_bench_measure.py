@@ -48,3 +48,27 @@ def test_the_bench_process_memory_is_the_driver_peak_not_the_steps() -> None:
 def test_without_children_both_figures_are_this_process() -> None:
     step = _measure_in_fresh_process(include_children=False, mib=100)
     assert step["peak"] == step["driver"] >= 100 * MIB
+
+
+def test_an_excluded_child_does_not_count_in_the_peak() -> None:
+    """In a fresh interpreter: a 300 MiB child (the bench's Kafka broker, say) counts unless
+    its pid is excluded."""
+    script = (
+        "import json, subprocess, sys\n"
+        "from cdc_lakehouse.bench.measure import measured\n"
+        "peaks = []\n"
+        "for exclude in (False, True):\n"
+        f"    child = subprocess.Popen([sys.executable, '-c', {CHILD!r}], stdout=subprocess.PIPE,"
+        " text=True)\n"
+        "    with measured(exclude=[child.pid] if exclude else []) as step:\n"
+        "        assert child.stdout.readline().strip() == 'ready'\n"
+        "        child.wait(timeout=30)\n"
+        "    peaks.append(step.peak_rss_bytes)\n"
+        "print(json.dumps(peaks))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    counted, excluded = json.loads(done.stdout)
+    assert counted >= 300 * MIB
+    assert excluded < 50 * MIB

@@ -11,6 +11,8 @@ import pytest
 
 from cdc_lakehouse.bench import cli, report, workload
 
+MILLION = 1_000_000
+
 
 def _stage(seconds: float, events: int) -> dict:
     return {
@@ -243,17 +245,26 @@ def test_memory_target_takes_the_largest_peak_of_the_formats_at_the_largest_size
         (["--changes", "0"], "must be 1 or more"),
         (["--factors", "4,1"], "increasing history sizes"),
         (["--factors", "1;4"], "comma-separated"),
-        (["--part", "tables"], "invalid choice: 'tables'"),
+        (["--part", "table"], "invalid choice: 'table'"),
         (["--history-changes", "0"], "must be 1 or more"),
+        (["--ingest-records", "0"], "must be 1 or more"),
+        (["--ingest-records", "1e6"], "'1e6' is not a whole number"),
+        (["--ingest-format", "nope"], "unknown format nope"),
+        (["--tables", "0"], "must be 1 or more"),
+        (["--base-tables", "-3"], "must be 1 or more"),
+        (["--tables-changes", "x"], "'x' is not a whole number"),
+        (["--part", "tables", "--tables", "10"], "--tables 10 must be above --base-tables 10"),
     ],
 )
-def test_bad_flags_stop_with_what_to_fix(
+def test_bad_flags_stop_with_one_line_saying_what_to_fix(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as stopped:
         cli.main(argv)
     assert stopped.value.code == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err
+    assert len(err.strip().splitlines()) == 1, err
 
 
 def test_project_dir_without_dbt_project_is_refused(
@@ -287,3 +298,119 @@ def test_workload_refuses_unknown_formats_and_sizes() -> None:
         workload.build("nope", 10, 1)
     with pytest.raises(ValueError, match="sizes must be >= 1"):
         workload.build("dts_canal_json", 0, 1)
+
+
+def _ingest(source: str, records: int, records_per_s: float) -> dict:
+    return {
+        "source": source,
+        "format": "dts_canal_json",
+        "records": records,
+        "changes": records * 23 // 20,
+        "dump_bytes": records * 1300,
+        "spark_startup_s": 6.0,
+        "ingest_s": records / records_per_s,
+        "records_per_s": records_per_s,
+        "records_per_s_with_startup": records / (records / records_per_s + 6.0),
+        "peak_rss_bytes": 2**31,
+        "driver_peak_rss_bytes": 2**30,
+        "cores": 2,
+        **({"produce_s": 40.0} if source == "kafka" else {}),
+    }
+
+
+def _ingest_target(ingest: list[dict], formats: list[dict] | None = None) -> dict:
+    doc = _document(formats or [], [])
+    doc["ingest"] = ingest
+    return report.targets(doc)[3]
+
+
+def test_ingest_target_is_the_dump_at_a_million_records_with_kafka_judged_apart() -> None:
+    met = _ingest_target([_ingest("dump", MILLION, 25_000.0), _ingest("kafka", MILLION, 8_000.0)])
+    assert met["status"] == "met"  # Kafka below its 10,000/s is shown, not counted
+    assert met["figure"] == (
+        "25,000/s at 1,000,000 records (Spark start 6.0 s apart); Kafka -> bronze 8,000/s at "
+        "1,000,000 records (target >= 10,000/s: NOT met)"
+    )
+    slow = _ingest_target([_ingest("dump", MILLION, 19_999.0), _ingest("kafka", MILLION, 12e3)])
+    assert slow["status"] == "NOT met"
+    assert "(target >= 10,000/s: met)" in slow["figure"]
+    small = _ingest_target([_ingest("dump", 999_999, 90_000.0)])
+    assert small["status"] == "not measured"
+    assert small["figure"].endswith("Kafka -> bronze not measured")
+
+
+def test_ingest_target_reports_a_failed_kafka_run_and_prefers_the_ingest_part() -> None:
+    failed = {"source": "kafka", "format": "dts_canal_json", "records": MILLION}
+    failed["error"] = "KafkaSourceError: flush timed out"
+    canal = _format_result("dts_canal_json", 10.0, 5.0, 12.0, changes=MILLION)
+    canal["stages"]["dump_to_bronze"] = _stage(200.0, 1000)  # 5,000 records/s
+    row = _ingest_target([_ingest("dump", MILLION, 30_000.0), failed], [canal])
+    assert row["status"] == "met"
+    assert "Kafka -> bronze failed at 1,000,000 records: KafkaSourceError" in row["figure"]
+    doc = _document([], [])
+    doc["ingest"] = [_ingest("dump", MILLION, 30_000.0), failed]
+    markdown = report.markdown(doc)
+    assert "| kafka | 1,000,000 | failed: KafkaSourceError: flush timed out |" in markdown
+    assert "| dump | 1,000,000 | 1,240 | 6.0 | 33.3 | 30,000 |" in markdown
+
+
+def _tables(count: int, build_s: float, full_s: float = 100.0, right: bool = True) -> dict:
+    return {
+        "format": "dts_canal_json",
+        "tables": count,
+        "changes": 20_000,
+        "batch_changes": 1_000,
+        "events": 21_000,
+        "batch_events": 1_050,
+        "full_build_s": full_s,
+        "codegen_s": 3.0,
+        "typed_gold_models": count,
+        "incremental_build_s": build_s,
+        "typed_gold_nodes": {"models": count, "tests": 2 * count, "seconds": 1.5 * count},
+        "gold_equals_oracle": right,
+        "gold_differences": [] if right else ["1 rows expected, 0 found"],
+    }
+
+
+def _tables_doc(results: list[dict]) -> dict:
+    doc = _document([], [])
+    doc["tables"] = results
+    return doc
+
+
+def test_tables_target_per_table_cost_ratio_and_the_estimate_at_two_thousand() -> None:
+    doc = _tables_doc([_tables(200, 176.0, 150.0), _tables(10, 100.0)])
+    s = report.summary(doc)
+    assert s["tables_ratio"] == 1.76
+    assert s["tables_full_build_ratio"] == 1.5
+    assert s["tables_per_table_s"] == 0.4  # (176 - 100) / 190
+    assert s["tables_estimate_s"] == 896.0  # 176 + 0.4 x 1,800
+    five = s["targets"][4]
+    assert five["status"] == "met"
+    assert five["figure"] == (
+        "1.76x (176.0 s at 200 tables, 100.0 s at 10; 20,000 changes); 0.40 s per table, "
+        "about 896 s at 2,000 tables"
+    )
+    markdown = report.markdown(doc)
+    assert "| 200 | 21,000 | 150.0 | 3.0 | 176.0 | 200 / 400 | 300.0 | yes |" in markdown
+    assert "= 0.40 s. 200 / 10 tables = 1.76x" in markdown
+    assert "At 2,000 tables" in markdown and "about 896 s per build (9.0x" in markdown
+
+
+def test_tables_target_not_met_not_measured_and_wrong_gold() -> None:
+    assert report.targets(_tables_doc([_tables(10, 100.0), _tables(200, 201.0)]))[4]["status"] == (
+        "NOT met"
+    )
+    wrong = _tables_doc([_tables(10, 100.0), _tables(200, 150.0, right=False)])
+    assert report.targets(wrong)[4]["status"] == "NOT met"
+    assert "gold DIFFERS from the oracle" in report.targets(wrong)[4]["figure"]
+    # other table counts than 10 and 200: the figure, but no verdict
+    other = report.targets(_tables_doc([_tables(2, 100.0), _tables(6, 300.0)]))[4]
+    assert other["status"] == "not measured" and other["figure"].startswith("3.00x")
+    assert report.targets(_tables_doc([_tables(10, 100.0)]))[4]["status"] == "not measured"
+    # more tables but faster (noise): met, and no estimate drawn from a negative cost
+    faster = _tables_doc([_tables(10, 100.0), _tables(200, 90.0)])
+    assert report.targets(faster)[4]["status"] == "met"
+    assert "2,000 tables" not in report.targets(faster)[4]["figure"]
+    assert "no per-table cost to extrapolate" in report.markdown(faster)
+    assert _statuses(_document([], []))[5] == "not measured"

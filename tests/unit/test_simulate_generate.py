@@ -4,9 +4,11 @@ history.py kept, absent features never generated, a second batch that continues 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import itertools
 import math
 import time
+from collections import Counter
 from decimal import Decimal
 
 import pytest
@@ -17,6 +19,7 @@ from cdc_lakehouse.simulate.generate import (
     combine,
     features_used,
     generate,
+    keyed_tables,
 )
 from cdc_lakehouse.simulate.history import Column, Heartbeat, History, RowChange, Truncate, Value
 from cdc_lakehouse.simulate.oracle import current_state
@@ -268,3 +271,49 @@ def test_second_batch_continues_the_same_tables_and_rows(history):
         if c.before is not None and (c.table.name, c.table.key_of(c.before)) in live_after_first
     ]
     assert len(touched_old) > 100, "batch 2 updates and deletes rows of batch 1"
+
+
+DEFAULT_DIGEST = "4f7653a3b8e8c02cdf83c1832b745b3ad2cda6f890b28d8b491125098af03796"
+"""sha256 of ``repr(generate(SimulationConfig(seed=7, changes=500)))``, taken before
+``SimulationConfig.tables`` existed: the default tables' histories must not change."""
+
+
+def test_the_default_tables_history_is_what_it_was_before_many_tables_came() -> None:
+    history = generate(SimulationConfig(seed=7, changes=500))
+    assert hashlib.sha256(repr(history).encode()).hexdigest() == DEFAULT_DIGEST
+
+
+def test_many_tables_spread_the_changes_evenly_over_keyed_tables() -> None:
+    history = generate(SimulationConfig(seed=5, changes=3_000, tables=12))
+    assert [t.name for t in history.tables] == [f"t{n:04d}" for n in range(1, 13)]
+    assert {t.database for t in history.tables} == {"shop"}
+    shapes = [t.key_columns for t in history.tables]
+    assert shapes == [("customer_id",), ("order_id", "line_no")] * 6
+    per_table = Counter(change.table.name for change in history.row_changes)
+    assert set(per_table) == {t.name for t in history.tables}, "every table gets changes"
+    assert min(per_table.values()) >= 200 and max(per_table.values()) <= 300  # 250 each
+    check_rules(history)
+    # orders-shaped tables follow orders' rules: ids above 32 bits, several lines per order
+    lines = [
+        change.after
+        for change in history.row_changes
+        if change.after is not None and change.table.name == "t0002"
+    ]
+    assert min(row["order_id"] for row in lines) > 2**32
+    assert any(row["line_no"] > 1 for row in lines)
+
+
+def test_many_tables_oracle_holds_live_rows_of_every_table() -> None:
+    config = SimulationConfig(seed=5, changes=2_000, tables=7, features=frozenset())
+    history = generate(config)
+    second = generate(config, after=history)
+    assert second.tables == history.tables
+    state = current_state(combine(history, second))
+    assert sorted(state) == [f"t{n:04d}" for n in range(1, 8)]
+    assert all(state[name] for name in state), "every table has live rows"
+
+
+def test_many_tables_are_at_least_one() -> None:
+    with pytest.raises(ValueError, match="tables must be None"):
+        SimulationConfig(tables=0)
+    assert [t.name for t in keyed_tables(10_000)[-1:]] == ["t10000"]

@@ -6,7 +6,11 @@ under ``--work-dir``, so one format's JVM, caches and tables never help or slow 
 The defaults (three formats, see :data:`DEFAULT_FORMATS`) took 19 minutes on 2 cores
 (``bench/results.md``): about 3 minutes per format and 12 for the cost growth; ``--format all``
 measures all nine. ``--part incremental`` adds issue 20's target 3 (:mod:`.incremental_bench`:
-an incremental ``dbt build`` on a 200,000-change history against the script's recompute).
+an incremental ``dbt build`` on a 200,000-change history against the script's recompute);
+``--part ingest`` target 4 (:mod:`.ingest_bench`: the ingest job's records/s on a
+1,000,000-record dump, and from the local Kafka broker, the JVM start apart), ``--part tables``
+target 5 (:mod:`.tables_bench`: the whole ``dbt build`` with typed gold for 200 source tables
+against 10, the same changes).
 Results: ``--out`` (default ``bench/``) gets ``results.json``, ``results.md``,
 ``throughput.png`` and ``cost_growth.png`` (:mod:`.report`).
 
@@ -25,7 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from cdc_lakehouse.bench import report
 from cdc_lakehouse.cli_types import positive_int
@@ -38,13 +42,29 @@ DEFAULT_CHANGES = 20_000
 DEFAULT_GROWTH_FORMAT = "dts_canal_json"
 DEFAULT_GROWTH_CHANGES = 2_000
 DEFAULT_FACTORS = (1, 4, 16)
-PARTS = ("formats", "growth", "incremental")
-"""The bench's parts: throughput per format, cost growth, incremental against recompute."""
+PARTS = ("formats", "growth", "incremental", "ingest", "tables")
+"""The bench's parts: throughput per format, cost growth, incremental against recompute,
+ingest records/s (dump and Kafka), cost of source tables."""
 DEFAULT_PARTS = ("formats", "growth")
 """The default run (about 20 minutes on 2 cores); ``--part incremental`` adds target 3's run
-on a 200,000-change history (several minutes more)."""
+on a 200,000-change history (several minutes more), ``--part ingest`` target 4's (a
+1,000,000-record dump: about 10 minutes more), ``--part tables`` target 5's (10 and 200
+source tables: about 15 minutes more)."""
 DEFAULT_HISTORY_CHANGES = 200_000
 DEFAULT_HISTORY_BATCH_CHANGES = 1_000
+DEFAULT_INGEST_FORMAT = "dts_canal_json"
+DEFAULT_INGEST_RECORDS = 1_000_000
+DEFAULT_TABLES = 200
+DEFAULT_BASE_TABLES = 10
+DEFAULT_TABLES_CHANGES = 20_000
+PROG = "python -m cdc_lakehouse.bench"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one ``error:`` line (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message} (see {PROG} --help)\n")
 
 
 def _factors(text: str) -> tuple[int, ...]:
@@ -62,8 +82,8 @@ def _factors(text: str) -> tuple[int, ...]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m cdc_lakehouse.bench",
+    parser = _Parser(
+        prog=PROG,
         description=(
             "Benchmark: events/s per format and stage (dump -> bronze -> silver -> gold, one "
             "incremental batch) against a hand-written PySpark script, DuckDB and the "
@@ -95,7 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--growth-format",
         default=DEFAULT_GROWTH_FORMAT,
         metavar="NAME",
-        help=f"format of the cost-growth runs (default {DEFAULT_GROWTH_FORMAT})",
+        help=(
+            "format of the cost-growth, incremental and tables runs "
+            f"(default {DEFAULT_GROWTH_FORMAT})"
+        ),
     )
     parser.add_argument(
         "--growth-changes",
@@ -133,13 +156,62 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
+        "--ingest-records",
+        type=positive_int,
+        default=DEFAULT_INGEST_RECORDS,
+        help=(
+            "part ingest: records of the dump ingested (and produced to the local broker) "
+            f"(default {DEFAULT_INGEST_RECORDS:,})"
+        ),
+    )
+    parser.add_argument(
+        "--ingest-format",
+        default=DEFAULT_INGEST_FORMAT,
+        metavar="NAME",
+        help=f"part ingest: format of the records (default {DEFAULT_INGEST_FORMAT})",
+    )
+    parser.add_argument(
+        "--tables",
+        type=positive_int,
+        default=DEFAULT_TABLES,
+        help=(
+            "part tables: source tables the changes are spread over, each with a typed gold "
+            f"model (default {DEFAULT_TABLES}; format --growth-format)"
+        ),
+    )
+    parser.add_argument(
+        "--base-tables",
+        type=positive_int,
+        default=DEFAULT_BASE_TABLES,
+        help=(
+            "part tables: the table count --tables is compared with "
+            f"(default {DEFAULT_BASE_TABLES})"
+        ),
+    )
+    parser.add_argument(
+        "--tables-changes",
+        type=positive_int,
+        default=DEFAULT_TABLES_CHANGES,
+        help=(
+            "part tables: row changes of the history at each table count "
+            f"(default {DEFAULT_TABLES_CHANGES:,})"
+        ),
+    )
+    parser.add_argument(
+        "--tables-batch-changes",
+        type=positive_int,
+        help="part tables: row changes of the new batch (default a twentieth of --tables-changes)",
+    )
+    parser.add_argument(
         "--part",
         choices=PARTS,
         action="append",
         help=(
             "part to run (repeatable): formats (throughput per format against the baselines), "
             "growth (incremental build as history grows), incremental (incremental build on a "
-            f"large history against the script's recompute); default {', '.join(DEFAULT_PARTS)}"
+            "large history against the script's recompute), ingest (dump -> bronze and "
+            "Kafka -> bronze records/s), tables (whole dbt build with typed gold for --tables "
+            f"source tables against --base-tables); default {', '.join(DEFAULT_PARTS)}"
         ),
     )
     parser.add_argument(
@@ -206,6 +278,51 @@ def run_worker(kind: str, spec: dict[str, Any], work_dir: Path, project_dir: Pat
     return json.loads(result_path.read_text(encoding="utf-8"))
 
 
+def ingest_part(
+    format_: str, records: int, seed: int, scratch: Path, project_dir: Path
+) -> list[dict[str, Any]]:
+    """Part ingest: one worker per source (:data:`.ingest_bench.SOURCES`) on one shared dump
+    of ``records`` records (removed at the end). A failed Kafka worker does not stop the
+    bench: its entry is ``{"source": "kafka", "format", "records", "error": <the last line of
+    its log>, "log": <the log's path>}`` and the report says so.
+
+    Raises:
+        WorkerFailed: the dump worker failed.
+    """
+    from cdc_lakehouse.bench.ingest_bench import SOURCES, marker_path
+
+    dump = scratch / "records-dump"  # beside the workers' ingest-<source> directories
+    results = []
+    try:
+        for source in SOURCES:
+            spec = {
+                "source": source,
+                "format": format_,
+                "records": records,
+                "seed": seed,
+                "dump": str(dump),
+            }
+            work_dir = scratch / f"ingest-{source}"
+            try:
+                result = run_worker("ingest", spec, work_dir, project_dir)
+            except WorkerFailed as exc:
+                if source == "dump":
+                    raise
+                result = {
+                    "source": source,
+                    "format": format_,
+                    "records": records,
+                    "error": str(exc).strip().splitlines()[-1].strip(),
+                    "log": str(work_dir / "worker.log"),
+                }
+            results.append(result)
+            print(report.ingest_line(result), flush=True)
+    finally:
+        shutil.rmtree(dump, ignore_errors=True)
+        marker_path(dump).unlink(missing_ok=True)
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -213,7 +330,9 @@ def main(argv: list[str] | None = None) -> int:
     formats = list(DEFAULT_FORMATS) if not args.format else args.format
     if "all" in formats:
         formats = known
-    unknown = sorted({f for f in [*formats, args.growth_format] if f not in ENCODERS})
+    unknown = sorted(
+        {f for f in [*formats, args.growth_format, args.ingest_format] if f not in ENCODERS}
+    )
     if unknown:
         parser.error(f"unknown format {', '.join(unknown)}; choose from {', '.join(known)}")
     project_dir = args.project_dir.resolve()
@@ -222,6 +341,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{project_dir} holds no dbt_project.yml; run from the project or give --project-dir"
         )
     parts = [p for p in (args.part or DEFAULT_PARTS) if p not in args.skip]
+    if "tables" in parts and args.tables <= args.base_tables:
+        parser.error(
+            f"--tables {args.tables} must be above --base-tables {args.base_tables} "
+            "(the table count it is compared with)"
+        )
+    tables_batch = args.tables_batch_changes or max(args.tables_changes // 20, 1)
     batch_changes = args.batch_changes or max(args.changes // 10, 1)
     growth_batch = args.growth_batch_changes or max(args.growth_changes // 16, 1)
     scratch = args.work_dir or Path(tempfile.mkdtemp(prefix="cdc-bench-"))
@@ -239,11 +364,18 @@ def main(argv: list[str] | None = None) -> int:
             "factors": list(args.factors) if "growth" in parts else [],
             "history_changes": args.history_changes,
             "history_batch_changes": args.history_batch_changes,
+            "ingest_format": args.ingest_format,
+            "ingest_records": args.ingest_records,
+            "tables": [args.base_tables, args.tables] if "tables" in parts else [],
+            "tables_changes": args.tables_changes,
+            "tables_batch_changes": tables_batch,
             "seed": args.seed,
         },
         "formats": [],
         "growth": [],
         "incremental": [],
+        "ingest": [],
+        "tables": [],
     }
     try:
         if "formats" in parts:
@@ -279,6 +411,22 @@ def main(argv: list[str] | None = None) -> int:
             result = run_worker("incremental", spec, scratch / "incremental", project_dir)
             document["incremental"].append(result)
             print(report.incremental_line(result), flush=True)
+        if "ingest" in parts:
+            document["ingest"] = ingest_part(
+                args.ingest_format, args.ingest_records, args.seed, scratch, project_dir
+            )
+        if "tables" in parts:
+            for tables in (args.base_tables, args.tables):
+                spec = {
+                    "format": args.growth_format,
+                    "tables": tables,
+                    "changes": args.tables_changes,
+                    "batch_changes": tables_batch,
+                    "seed": args.seed,
+                }
+                result = run_worker("tables", spec, scratch / f"tables-{tables}", project_dir)
+                document["tables"].append(result)
+                print(report.tables_line(result), flush=True)
     except WorkerFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

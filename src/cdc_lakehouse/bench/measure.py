@@ -5,15 +5,17 @@ every 50 ms with ``psutil``. For Spark steps it is the sum over this process's d
 the JVM that ``pyspark`` starts and its Python workers, which is what issue 20's memory
 target counts. This process itself (the bench worker: it also holds the generated workload,
 the oracle and the in-process baselines' data) is sampled apart as the driver's peak. For
-steps without Spark (``include_children=False``) both are this process's RSS. Sampling can
-miss a spike shorter than the interval; the values are lower bounds of the true peaks.
+steps without Spark (``include_children=False``) both are this process's RSS. Processes
+given in ``exclude`` (e.g. a local Kafka broker the step reads from) are left out of the sum.
+Sampling can miss a spike shorter than the interval; the values are lower bounds of the true
+peaks.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -40,10 +42,13 @@ def _rss(process: psutil.Process) -> int:
         return 0
 
 
-def sample_rss(process: psutil.Process, include_children: bool) -> tuple[int, int]:
+def sample_rss(
+    process: psutil.Process, include_children: bool, exclude: Collection[int] = ()
+) -> tuple[int, int]:
     """(measured, driver) RSS in bytes now: ``measured`` is the sum over ``process``'s live
-    descendants when ``include_children`` (the JVM and its Python workers), else
-    ``process``'s own; ``driver`` is ``process``'s own."""
+    descendants when ``include_children`` (the JVM and its Python workers; the processes
+    whose pid is in ``exclude`` left out), else ``process``'s own; ``driver`` is
+    ``process``'s own."""
     own = _rss(process)
     if not include_children:
         return own, own
@@ -51,20 +56,21 @@ def sample_rss(process: psutil.Process, include_children: bool) -> tuple[int, in
         descendants = process.children(recursive=True)
     except psutil.Error:
         descendants = []
-    return sum(_rss(member) for member in descendants), own
+    return sum(_rss(member) for member in descendants if member.pid not in exclude), own
 
 
 @contextmanager
-def measured(include_children: bool = True) -> Iterator[Measurement]:
-    """Time the ``with`` block and sample its peak RSS; the yielded :class:`Measurement` is
-    filled when the block ends (also when it raises)."""
+def measured(include_children: bool = True, exclude: Collection[int] = ()) -> Iterator[Measurement]:
+    """Time the ``with`` block and sample its peak RSS (``exclude``: pids of descendants left
+    out, see :func:`sample_rss`); the yielded :class:`Measurement` is filled when the block
+    ends (also when it raises)."""
     result = Measurement()
     process = psutil.Process()
     done = threading.Event()
-    peak = list(sample_rss(process, include_children))
+    peak = list(sample_rss(process, include_children, exclude))
 
     def record() -> None:
-        measured_now, driver_now = sample_rss(process, include_children)
+        measured_now, driver_now = sample_rss(process, include_children, exclude)
         peak[0] = max(peak[0], measured_now)
         peak[1] = max(peak[1], driver_now)
 

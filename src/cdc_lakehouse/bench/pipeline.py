@@ -16,6 +16,7 @@ from cdc_lakehouse import formats
 
 if TYPE_CHECKING:
     from cdc_lakehouse.bench.baselines import LatestRows
+    from cdc_lakehouse.ingest.job import IngestOptions
 
 BRONZE_TABLE = "bronze.kafka_records"
 
@@ -64,14 +65,34 @@ class Pipeline:
 
     def ingest(self, dump: Path) -> int:
         """Ingest a topic dump into ``bronze.kafka_records``; returns the records written."""
-        from cdc_lakehouse.ingest.job import IngestOptions, plan_ingest, run_ingest
+        from cdc_lakehouse.ingest.job import IngestOptions
 
-        options = IngestOptions(
-            dump=dump,
-            registry=self.project_dir / "seeds" / "cdc_topics.csv",
-            table=BRONZE_TABLE,
-            checkpoint=self.work_dir / "checkpoints" / BRONZE_TABLE,
-        )
+        return self._ingest(IngestOptions(dump=dump, **self._ingest_target()))
+
+    def ingest_kafka(self, bootstrap_servers: str, topics: list[str]) -> int:
+        """Ingest ``topics`` from Kafka (batch mode: up to the end of every partition, from
+        the earliest offset) into ``bronze.kafka_records``; returns the records written.
+
+        Raises:
+            KafkaSourceError: the broker or a topic cannot be read.
+        """
+        from cdc_lakehouse.ingest.job import IngestOptions
+        from cdc_lakehouse.ingest.kafka_stream import KafkaOptions
+
+        kafka = KafkaOptions(bootstrap_servers=bootstrap_servers, topics=tuple(topics))
+        return self._ingest(IngestOptions(dump=None, kafka=kafka, **self._ingest_target()))
+
+    def _ingest_target(self) -> dict[str, Any]:
+        return {
+            "registry": self.project_dir / "seeds" / "cdc_topics.csv",
+            "table": BRONZE_TABLE,
+            "checkpoint": self.work_dir / "checkpoints" / BRONZE_TABLE,
+        }
+
+    def _ingest(self, options: IngestOptions) -> int:
+        """Plan and run the ingest job (its progress appended to ``work_dir/ingest.log``)."""
+        from cdc_lakehouse.ingest.job import plan_ingest, run_ingest
+
         with (self.work_dir / "ingest.log").open("a", encoding="utf-8") as log:
             return run_ingest(self.spark, plan_ingest(options), out=log).records
 

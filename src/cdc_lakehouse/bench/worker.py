@@ -1,8 +1,9 @@
 """``python -m cdc_lakehouse.bench.worker KIND SPEC_JSON RESULT_JSON``: one measurement in a
 process of its own (its own JVM and lake, under ``CDC_LAKE_DIR``), started by
 :mod:`cdc_lakehouse.bench.cli`. ``KIND`` is ``format`` (:mod:`.format_bench`), ``growth``
-(:mod:`.growth_bench`) or ``incremental`` (:mod:`.incremental_bench`); the result document
-is written to ``RESULT_JSON``.
+(:mod:`.growth_bench`), ``incremental`` (:mod:`.incremental_bench`), ``ingest``
+(:mod:`.ingest_bench`) or ``tables`` (:mod:`.tables_bench`); the result document is written to
+``RESULT_JSON``.
 Exit codes: 0 done, 1 a step failed (the reason on stderr), 2 bad arguments.
 """
 
@@ -12,12 +13,20 @@ import json
 import sys
 from pathlib import Path
 
-from cdc_lakehouse.bench import format_bench, growth_bench, incremental_bench
+from cdc_lakehouse.bench import (
+    format_bench,
+    growth_bench,
+    incremental_bench,
+    ingest_bench,
+    tables_bench,
+)
 
 KINDS = {
     "format": format_bench.run,
     "growth": growth_bench.run,
     "incremental": incremental_bench.run,
+    "ingest": ingest_bench.run,
+    "tables": tables_bench.run,
 }
 
 
@@ -25,9 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 4 or args[0] not in KINDS:
         print(
-            "usage: python -m cdc_lakehouse.bench.worker {format|growth|incremental} SPEC_JSON "
-            "RESULT_JSON "
-            "PROJECT_DIR",
+            f"usage: python -m cdc_lakehouse.bench.worker {{{'|'.join(KINDS)}}} SPEC_JSON "
+            "RESULT_JSON PROJECT_DIR",
             file=sys.stderr,
         )
         return 2

@@ -11,15 +11,19 @@ pipeline handles them (the tests show it), but a hand-written latest-per-key wou
 its result must equal the pipeline's gold before its time counts.
 
 The history is delivered as one ingest batch, the new batch as a second one whose offsets
-continue the history's.
+continue the history's. ``tables=N`` spreads the changes over ``N`` keyed tables instead of
+the two default ones (``SimulationConfig.tables``; the tables part). :func:`write_records_dump`
+writes a dump of an exact number of records (the ingest part).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 
+from cdc_lakehouse.dump import DumpRecord
 from cdc_lakehouse.simulate.delivery import Delivery, DeliveryConfig, deliver, write_dump
 from cdc_lakehouse.simulate.encoders import ENCODERS
 from cdc_lakehouse.simulate.generate import SimulationConfig, combine, generate
@@ -65,7 +69,33 @@ class Workload:
         return combine(self.history, self.batch)
 
 
-def build(format_: str, changes: int, batch_changes: int, seed: int = 11) -> Workload:
+def _encoder(format_: str) -> ModuleType:
+    if format_ not in ENCODERS:
+        raise ValueError(
+            f"no simulator encoder for format {format_!r}; choose from {sorted(ENCODERS)}"
+        )
+    return ENCODERS[format_]
+
+
+def _config(encoder: ModuleType, changes: int, seed: int, tables: int | None) -> SimulationConfig:
+    return SimulationConfig(
+        seed=seed,
+        changes=changes,
+        features=encoder.FEATURES & FEATURES,
+        heartbeat_rate=0.0,
+        tables=tables,
+    )
+
+
+def _delivery_config(seed: int) -> DeliveryConfig:
+    return DeliveryConfig(
+        partitions=PARTITIONS, duplicate_rate=DUPLICATE_RATE, batches=1, seed=seed
+    )
+
+
+def build(
+    format_: str, changes: int, batch_changes: int, seed: int = 11, tables: int | None = None
+) -> Workload:
     """Generate, encode and deliver one format's workload.
 
     Args:
@@ -73,29 +103,24 @@ def build(format_: str, changes: int, batch_changes: int, seed: int = 11) -> Wor
         changes: row changes of the history (>= 1).
         batch_changes: row changes of the new batch (>= 1).
         seed: seeds the generator and the delivery.
+        tables: None for the default tables (customers, orders), or spread the changes
+            over this many keyed tables (``shop.t0001`` ..., see ``SimulationConfig.tables``).
 
     Raises:
         ValueError: unknown format or a size below 1.
     """
-    if format_ not in ENCODERS:
+    encoder = _encoder(format_)
+    if changes < 1 or batch_changes < 1 or (tables is not None and tables < 1):
         raise ValueError(
-            f"no simulator encoder for format {format_!r}; choose from {sorted(ENCODERS)}"
+            f"sizes must be >= 1, got changes={changes}, batch_changes={batch_changes}, "
+            f"tables={tables}"
         )
-    if changes < 1 or batch_changes < 1:
-        raise ValueError(
-            f"sizes must be >= 1, got changes={changes}, batch_changes={batch_changes}"
-        )
-    encoder = ENCODERS[format_]
-    config = SimulationConfig(
-        seed=seed, changes=changes, features=encoder.FEATURES & FEATURES, heartbeat_rate=0.0
-    )
+    config = _config(encoder, changes, seed, tables)
     history = generate(config)
     batch = generate(replace(config, changes=batch_changes), after=history)
     last_of_history = max(item.sequence for item in history.items)
     messages = encoder.encode(combine(history, batch), PREFIX)
-    delivery_config = DeliveryConfig(
-        partitions=PARTITIONS, duplicate_rate=DUPLICATE_RATE, batches=1, seed=seed
-    )
+    delivery_config = _delivery_config(seed)
     history_delivery = deliver(
         [m for m in messages if m.sequence <= last_of_history], delivery_config
     )
@@ -118,3 +143,46 @@ def write(workload: Workload, directory: Path) -> tuple[Path, Path]:
     write_dump(history_dir, workload.history_delivery.records)
     write_dump(batch_dir, workload.batch_delivery.records)
     return history_dir, batch_dir
+
+
+SAMPLE_CHANGES = 2_000
+"""Row changes of the sample that :func:`write_records_dump` estimates records per change on."""
+RECORDS_MARGIN = 1.03
+"""Changes generated for a records dump: the estimate times this (the sample's ratio varies)."""
+
+
+def _history_records(encoder: ModuleType, changes: int, seed: int) -> list[DumpRecord]:
+    history = generate(_config(encoder, changes, seed, None))
+    return deliver(encoder.encode(history, PREFIX), _delivery_config(seed)).records
+
+
+def write_records_dump(format_: str, records: int, seed: int, directory: Path) -> int:
+    """Write a topic dump of exactly ``records`` records of ``format_`` into ``directory``: a
+    history (default tables) delivered like :func:`build`'s, as many changes as it takes
+    (estimated on a :data:`SAMPLE_CHANGES` sample, times :data:`RECORDS_MARGIN`; generated
+    again with more if short), cut after the first ``records`` records in (topic, partition,
+    offset) order, so every partition keeps dense offsets from 0.
+
+    Nothing is kept in memory afterwards. Takes about 2 minutes and 4 GiB of memory for
+    1,000,000 Canal records (about 1.15 row changes each).
+
+    Returns:
+        The row changes generated.
+
+    Raises:
+        ValueError: unknown format or ``records`` below 1.
+    """
+    encoder = _encoder(format_)
+    if records < 1:
+        raise ValueError(f"records must be >= 1, got {records}")
+    sample = len(_history_records(encoder, SAMPLE_CHANGES, seed))
+    changes = math.ceil(records * SAMPLE_CHANGES / sample * RECORDS_MARGIN)
+    while True:
+        delivered = _history_records(encoder, changes, seed)
+        if len(delivered) >= records:
+            break
+        changes = math.ceil(changes * records / len(delivered) * RECORDS_MARGIN)
+        del delivered  # not held while the bigger one is generated
+    delivered.sort(key=lambda r: (r.topic, r.partition, r.offset))
+    write_dump(directory, delivered[:records])
+    return changes

@@ -72,6 +72,11 @@ class LocalBroker:
         """``127.0.0.1:PORT``."""
         return f"127.0.0.1:{self.port}"
 
+    @property
+    def pid(self) -> int | None:
+        """The broker process's id while it runs (None before start and after stop)."""
+        return self._proc.pid if self._proc is not None else None
+
     def start(self) -> LocalBroker:
         """Start the broker and wait until its port accepts connections.
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,9 @@ from cdc_lakehouse.kafka.client import (
 )
 from cdc_lakehouse.registry import DEFAULT_REGISTRY, load_registry
 from cdc_lakehouse.settings import ConfigError
+
+QUEUE_FULL_POLL_S = 0.1
+"""How long :func:`produce_records` waits for deliveries when the local queue is full, s."""
 
 
 def create_topics(
@@ -70,8 +74,13 @@ def produce_records(
 ) -> int:
     """Produce ``records`` to their topic and partition; return how many were delivered.
 
+    When the client's local queue is full (more records in flight than
+    ``queue.buffering.max.messages``, 100,000 by default: a big dump), it waits for
+    deliveries (up to ``timeout_s`` without one) instead of failing.
+
     Raises:
-        KafkaSourceError: a record was not delivered (the first error), or flush timed out.
+        KafkaSourceError: a record was not delivered (the first error), the queue stayed full
+            for ``timeout_s``, or flush timed out.
     """
     from confluent_kafka import Producer
 
@@ -94,15 +103,27 @@ def produce_records(
             delivered += 1
 
     for r in records:
-        producer.produce(
-            r.topic,
-            value=r.value,
-            key=r.key,
-            partition=r.partition,
-            timestamp=r.timestamp_ms,
-            headers=list(r.headers) or None,
-            on_delivery=on_delivery,
-        )
+        waited_since: float | None = None
+        while True:
+            try:
+                producer.produce(
+                    r.topic,
+                    value=r.value,
+                    key=r.key,
+                    partition=r.partition,
+                    timestamp=r.timestamp_ms,
+                    headers=list(r.headers) or None,
+                    on_delivery=on_delivery,
+                )
+                break
+            except BufferError:  # the local queue is full: let deliveries drain it
+                now = time.monotonic()
+                waited_since = waited_since or now
+                if now - waited_since > timeout_s:
+                    raise KafkaSourceError(
+                        f"{bootstrap} took no record for {timeout_s:.0f} s (local queue full)"
+                    ) from None
+                producer.poll(QUEUE_FULL_POLL_S)
         producer.poll(0)
     left = producer.flush(timeout_s)
     if errors or left:

@@ -40,9 +40,10 @@ import json
 import random
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from cdc_lakehouse.dump import DumpRecord, TopicPartition
 from cdc_lakehouse.simulate.messages import Message
@@ -291,15 +292,15 @@ def write_dump(directory: Path | str, records: Iterable[DumpRecord]) -> list[Pat
     """
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    by_topic: dict[str, list[str]] = defaultdict(list)
-    for record in records:
-        by_topic[record.topic].append(dump_line(record))
-    paths = []
-    for topic, lines in sorted(by_topic.items()):
-        path = out / f"{topic}.jsonl"
-        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-        paths.append(path)
-    return paths
+    files: dict[str, TextIO] = {}
+    with ExitStack() as stack:  # streamed: a million-record dump is never held as text
+        for record in records:
+            file = files.get(record.topic)
+            if file is None:
+                path = out / f"{record.topic}.jsonl"
+                file = files[record.topic] = stack.enter_context(path.open("w", encoding="utf-8"))
+            file.write(dump_line(record) + "\n")
+    return sorted(out / f"{topic}.jsonl" for topic in files)
 
 
 def write_batches(directory: Path | str, delivery: Delivery) -> list[Path]:

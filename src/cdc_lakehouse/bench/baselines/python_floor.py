@@ -25,23 +25,22 @@ import pyarrow.parquet as pq
 from cdc_lakehouse.bench.baselines import BaselineResult, LatestRows, row_key
 from cdc_lakehouse.bench.baselines.formats import BENCH_KEYS, DECODERS, Value, check_format, text
 
+COLUMNS = ("topic", "partition", "offset", "value")
+"""The bronze columns :func:`load_values` reads, in the order of a value tuple."""
+
 
 def load_values(parquet_files: Sequence[str], topics: Sequence[str]) -> list[Value]:
     """The records of ``topics`` in the bronze parquet files as (topic, partition, offset,
-    value bytes), in file order (not timed by :func:`run`; ordering keys make order moot)."""
-    if not parquet_files:
-        return []
-    table = pq.read_table(list(parquet_files), columns=["topic", "partition", "offset", "value"])
-    table = table.filter(pc.is_in(table["topic"], value_set=pa.array(list(topics), pa.string())))
-    return list(
-        zip(
-            table["topic"].to_pylist(),
-            table["partition"].to_pylist(),
-            table["offset"].to_pylist(),
-            table["value"].to_pylist(),
-            strict=True,
-        )
-    )
+    value bytes), in file order (not timed by :func:`run`; ordering keys make order moot).
+    Read a record batch at a time, so the values are held once (as Python bytes), not also
+    as one Arrow table."""
+    wanted = pa.array(list(topics), pa.string())
+    values: list[Value] = []
+    for path in parquet_files:
+        for batch in pq.ParquetFile(path).iter_batches(columns=list(COLUMNS)):
+            batch = batch.filter(pc.is_in(batch.column("topic"), value_set=wanted))
+            values.extend(zip(*(batch.column(name).to_pylist() for name in COLUMNS), strict=True))
+    return values
 
 
 def run(
