@@ -72,28 +72,27 @@ def parse_json_object(
     """
     if not raw:
         raise DecodeError("empty_value", STRUCTURAL_REASONS["empty_value"])
-    try:
-        text = bytes(raw).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DecodeError("invalid_utf8", f"not UTF-8: {exc.reason} at byte {exc.start}") from None
-    value = parse_json(text)
+    value = parse_json(bytes(raw))
     if not isinstance(value, dict):
         raise DecodeError("not_an_object", f"JSON {describe(value)}, not an object")
     return value
 
 
-def parse_json(text: str, what: str = "") -> Any:
-    """Parse JSON text with :func:`~cdc_lakehouse.decode.json_text.loads` (exact numbers, one
-    nesting limit, no duplicate keys). ``what`` names an inner text in the detail (e.g.
-    ``"envelope message"``); empty for the record's value itself.
+def parse_json(text: str | bytes, what: str = "") -> Any:
+    """Parse JSON text, or its UTF-8 bytes, with :func:`~cdc_lakehouse.decode.json_text.loads`
+    (exact numbers, one nesting limit, no duplicate keys). ``what`` names an inner text in the
+    detail (e.g. ``"envelope message"``); empty for the record's value itself.
 
     Raises:
-        DecodeError: ``duplicate_key`` (detail ``the key 'id' appears twice in one object[ of
+        DecodeError: ``invalid_utf8`` (bytes only; detail ``not UTF-8: <reason> at byte
+            <n>``), ``duplicate_key`` (detail ``the key 'id' appears twice in one object[ of
             the <what>]``), or ``invalid_json`` (detail ``[<what> ]not valid JSON: <parser
             message>``, e.g. ``not valid JSON: nested deeper than 128 levels``).
     """
     try:
         return loads(text)
+    except UnicodeDecodeError as exc:
+        raise DecodeError("invalid_utf8", f"not UTF-8: {exc.reason} at byte {exc.start}") from None
     except DuplicateKeyError as exc:
         where = f" of the {what}" if what else ""
         raise DecodeError("duplicate_key", f"{exc}{where}") from None
