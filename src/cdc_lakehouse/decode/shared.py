@@ -188,6 +188,32 @@ def value_pairs(values: dict[str, Any] | None) -> list[tuple[str, str | None]] |
     ]
 
 
+_KEPT_AS_TEXT = frozenset((str, JsonFloat, type(None)))
+"""Types of parsed JSON values whose value is their text: a string, a number with a fraction
+or an exponent (its exact text, a ``str``), and null (None)."""
+
+
+def texts(values: dict[str, Any]) -> dict[str, Any]:
+    """An image object as column -> value text in message order (see
+    :func:`~cdc_lakehouse.decode.json_text.value_text`; JSON null -> None).
+
+    ``values`` itself when every value is already text (a string, a :class:`JsonFloat`, which
+    is one, or None): nothing to copy. The result must not be changed."""
+    kinds = set(map(type, values.values()))
+    if kinds <= _KEPT_AS_TEXT:
+        return values
+    if kinds == {int}:
+        return dict(zip(values, map(str, values.values()), strict=True))
+    return dict(zip(values, map(value_text, values.values()), strict=True))
+
+
+def map_pairs(row: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """``row`` with its map fields ``names`` as ``(key, item)`` lists (in the dicts' order)
+    instead of dicts: the shape of a decoder's per-message rows."""
+    pairs = {name: list(row[name].items()) for name in names if row.get(name) is not None}
+    return {**row, **pairs} if pairs else row
+
+
 # the years 1-9999, Spark's timestamp range: a time outside it fails timestamp_millis() in SQL
 _EPOCH_LIMITS = {
     "s": (-62_135_596_800, 253_402_300_799),
