@@ -31,6 +31,7 @@ import json
 from typing import Any
 
 import msgspec
+import orjson
 
 MAX_JSON_DEPTH = 128
 """Deepest nesting of objects and arrays a decoder accepts (the document itself is level 1).
@@ -131,7 +132,6 @@ def _check_depth(text: str | bytes, value: Any) -> None:
 
 
 _FAST_DECODER = msgspec.json.Decoder(float_hook=JsonFloat)
-_COUNTING_ENCODER = msgspec.json.Encoder(enc_hook=str)  # JsonFloat -> its text (a string)
 
 
 def _may_repeat_a_key(text: str | bytes, value: Any) -> bool:
@@ -140,19 +140,23 @@ def _may_repeat_a_key(text: str | bytes, value: Any) -> bool:
 
     Every ``:`` of a JSON text separates a key from its value or lies inside a string, and a
     string's ``:`` stays one ``:`` once parsed, unless it is written ``\\u003a``. Re-encoding
-    the parsed value writes one ``:`` per object entry kept plus those of its strings. A
+    the parsed value (orjson: the fastest encoder, which writes a :class:`JsonFloat` as the
+    string it is) writes one ``:`` per object entry kept plus those of its strings. A
     repeated key drops an entry (and all of the dropped value's ``:``), so without escaped
     colons the text has more ``:`` than the re-encoding exactly when a key repeats. With an
     escaped colon the count proves nothing, and the answer is True.
     """
     try:
-        encoded = _COUNTING_ENCODER.encode(value)
-    except Exception:  # nothing to count: maybe
+        encoded = orjson.dumps(value)
+    except Exception:  # e.g. an integer beyond 64 bits: nothing to count, so maybe
         return True
+    # "\\u003" also matches other escapes (rare): they only cost the exact parse; a text
+    # without a backslash (found fast) has no escape at all
     if isinstance(text, bytes):
-        # "\\u003" also matches other escapes (rare): they only cost the exact parse
-        return text.count(b":") != encoded.count(b":") or b"\\u003" in text
-    return text.count(":") != encoded.count(b":") or "\\u003" in text
+        escaped = b"\\" in text and b"\\u003" in text
+        return escaped or text.count(b":") != encoded.count(b":")
+    escaped = "\\" in text and "\\u003" in text
+    return escaped or text.count(":") != encoded.count(b":")
 
 
 def depth(value: Any) -> int:
