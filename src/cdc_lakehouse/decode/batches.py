@@ -160,23 +160,18 @@ def _map_arrays(columns: list[Sequence[Any]], map_type: pa.MapType) -> list[pa.M
     sent, a multi-row message's type maps, a decoder's cached type maps. The distinct objects
     (by identity; all are alive in the rows) form one pool array, and each column takes its
     rows from the pool (an Arrow copy, much cheaper than converting Python strings again)."""
-    position: dict[int, int] = {}
-    pool: list[Any] = []
-    indices: list[list[int | None]] = []
-    for values in columns:
-        column_indices: list[int | None] = []
-        for value in values:
-            if value is None:
-                column_indices.append(None)
-                continue
-            index = position.get(id(value))
-            if index is None:
-                index = position[id(value)] = len(pool)
-                pool.append(value)
-            column_indices.append(index)
-        indices.append(column_indices)
-    pool_array = _map_array(pool, map_type)
-    return [pool_array.take(pa.array(column, type=pa.int32())) for column in indices]
+    values = list(chain.from_iterable(columns))
+    ids = list(map(id, values))
+    by_id = dict(zip(ids, values, strict=True))
+    position = {object_id: index for index, object_id in enumerate(by_id)}
+    pool = _map_array(list(by_id.values()), map_type)  # None, if any, is a NULL map
+    indices = pa.array(list(map(position.__getitem__, ids)), type=pa.int32())
+    arrays = []
+    start = 0
+    for column in columns:
+        arrays.append(pool.take(indices.slice(start, len(column))))
+        start += len(column)
+    return arrays
 
 
 def _map_array(values: Sequence[Any], map_type: pa.MapType) -> pa.MapArray:
