@@ -199,27 +199,33 @@ def texts(values: dict[str, Any]) -> dict[str, Any]:
 
     ``values`` itself when every value is already text (a string, a :class:`JsonFloat`, which
     is one, or None): nothing to copy. The result must not be changed."""
-    kinds = set(map(type, values.values()))
-    if kinds <= _KEPT_AS_TEXT:
+    if _KEPT_AS_TEXT.issuperset(map(type, values.values())):
         return values
-    if kinds == {int}:
-        return dict(zip(values, map(str, values.values()), strict=True))
-    return dict(zip(values, map(value_text, values.values()), strict=True))
+    # fast paths for the common JSON types; value_text renders the rest
+    return {
+        name: value
+        if value is None or type(value) is str
+        else str(value)
+        if type(value) is int
+        else value_text(value)
+        for name, value in values.items()
+    }
 
 
 def map_pairs(row: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
-    """``row`` with its map fields ``names`` as ``(key, item)`` lists (in the dicts' order)
-    instead of dicts: the shape of a decoder's per-message rows."""
-    pairs = {name: list(row[name].items()) for name in names if row.get(name) is not None}
+    """``row`` with its map fields ``names`` that are dicts as ``(key, item)`` lists (in the
+    dicts' order): the shape of a decoder's per-message rows."""
+    pairs = {name: list(row[name].items()) for name in names if isinstance(row.get(name), dict)}
     return {**row, **pairs} if pairs else row
 
 
-# the years 1-9999, Spark's timestamp range: a time outside it fails timestamp_millis() in SQL
-_EPOCH_LIMITS = {
+EPOCH_LIMITS = {
     "s": (-62_135_596_800, 253_402_300_799),
     "ms": (-62_135_596_800_000, 253_402_300_799_999),
     "us": (-62_135_596_800_000_000, 253_402_300_799_999_999),
 }
+"""Unit -> (lowest, highest) epoch time in the years 1-9999, Spark's timestamp range: a time
+outside it fails ``timestamp_millis()`` in SQL."""
 
 
 def epoch(value: int | None, unit: str, where: str) -> int | None:
@@ -231,7 +237,7 @@ def epoch(value: int | None, unit: str, where: str) -> int | None:
     """
     if value is None:
         return None
-    low, high = _EPOCH_LIMITS[unit]
+    low, high = EPOCH_LIMITS[unit]
     if not low <= value <= high:
         raise DecodeError(
             "invalid_field_value",
