@@ -11,6 +11,10 @@ input message (a decode error is a row with ``decode_error`` set), and the loop 
 else a decoder does on one record (an exception, no row, a value its Arrow field cannot take)
 into a ``decoder_error`` row for that record. A multi-row message (e.g. Canal JSON's ``data``
 array) returns a list; the input columns are then repeated for each of its rows, in order.
+
+The rows of a batch become Arrow columns field by field, not value by value: a map field's
+value is a dict (or a list of ``(key, item)`` tuples) and its column is built from the flat
+keys and items, once per distinct map object (rows that share a dict share its conversion).
 """
 
 from __future__ import annotations
