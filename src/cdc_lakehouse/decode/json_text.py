@@ -101,9 +101,10 @@ def loads(text: str | bytes) -> Any:
         value = _FAST_DECODER.decode(text)
     except Exception:  # whatever msgspec refuses, the stdlib parser names what is wrong
         return _exact_loads(text)
-    if _may_repeat_a_key(text, value):
+    colons, brackets = _colons_and_brackets(text)
+    if _may_repeat_a_key(text, value, colons):
         return _exact_loads(text)
-    _check_depth(text, value)
+    _check_depth(brackets, value)
     return value
 
 
@@ -115,28 +116,39 @@ def _exact_loads(text: str | bytes) -> Any:
         value = _DECODER.decode(text)
     except RecursionError:
         raise JsonTooDeepError() from None
-    _check_depth(text, value)
+    _check_depth(_colons_and_brackets(text)[1], value)
     return value
 
 
-def _check_depth(text: str | bytes, value: Any) -> None:
-    """Raise :class:`JsonTooDeepError` when ``value`` (parsed from ``text``) nests deeper than
-    :data:`MAX_JSON_DEPTH`. The brackets of the text bound its depth: a text with few (nearly
-    every CDC message) needs no walk."""
+_FAST_DECODER = msgspec.json.Decoder(float_hook=JsonFloat)
+_KEEP_COLONS_AND_BRACKETS = (
+    bytes(range(256)).replace(b"{", b"["),  # "{" counts as "["
+    bytes(byte for byte in range(256) if byte not in b":[{"),  # every other byte goes
+)
+
+
+def _colons_and_brackets(text: str | bytes) -> tuple[int, int]:
+    """How many ``:`` and how many ``[`` / ``{`` the text holds (bytes: in one pass)."""
     if isinstance(text, bytes):
-        brackets = len(text) - len(text.translate(None, b"[{"))  # one pass, not two counts
-    else:
-        brackets = text.count("{") + text.count("[")
+        kept = text.translate(*_KEEP_COLONS_AND_BRACKETS)
+        colons = kept.count(b":")
+        return colons, len(kept) - colons
+    return text.count(":"), text.count("[") + text.count("{")
+
+
+def _check_depth(brackets: int, value: Any) -> None:
+    """Raise :class:`JsonTooDeepError` when ``value`` nests deeper than :data:`MAX_JSON_DEPTH`.
+
+    ``brackets`` (of the text ``value`` was parsed from) bound its depth: a text with few
+    (nearly every CDC message) needs no walk."""
     if brackets > MAX_JSON_DEPTH and depth(value) > MAX_JSON_DEPTH:
         raise JsonTooDeepError()
 
 
-_FAST_DECODER = msgspec.json.Decoder(float_hook=JsonFloat)
-
-
-def _may_repeat_a_key(text: str | bytes, value: Any) -> bool:
-    """Whether ``text`` may name a key twice in one object, given ``value``, msgspec's parse of
-    it (which keeps one entry per key). False means it certainly does not.
+def _may_repeat_a_key(text: str | bytes, value: Any, colons: int) -> bool:
+    """Whether ``text``, which holds ``colons`` ``:``, may name a key twice in one object,
+    given ``value``, msgspec's parse of it (which keeps one entry per key). False means it
+    certainly does not.
 
     Every ``:`` of a JSON text separates a key from its value or lies inside a string, and a
     string's ``:`` stays one ``:`` once parsed, unless it is written ``\\u003a``. Re-encoding
@@ -150,13 +162,13 @@ def _may_repeat_a_key(text: str | bytes, value: Any) -> bool:
         encoded = orjson.dumps(value)
     except Exception:  # e.g. an integer beyond 64 bits: nothing to count, so maybe
         return True
+    if colons != encoded.count(b":"):
+        return True
     # "\\u003" also matches other escapes (rare): they only cost the exact parse; a text
     # without a backslash (found fast) has no escape at all
     if isinstance(text, bytes):
-        escaped = b"\\" in text and b"\\u003" in text
-        return escaped or text.count(b":") != encoded.count(b":")
-    escaped = "\\" in text and "\\u003" in text
-    return escaped or text.count(":") != encoded.count(b":")
+        return b"\\" in text and b"\\u003" in text
+    return "\\" in text and "\\u003" in text
 
 
 def depth(value: Any) -> int:
