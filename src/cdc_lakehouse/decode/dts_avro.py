@@ -3,8 +3,9 @@
 Input: Arrow batches with at least ``value binary`` (rows of ``bronze.kafka_records``); every
 input column is passed through unchanged. Each value is one ``com.alibaba.dts.formats.avro.Record``
 in plain Avro binary (no schema-registry header), read with :func:`fastavro.schemaless_reader`.
-The newer schema revision (trailing ``bornTimestamp``) is tried first, then the older one; a
-revision is accepted only when the read consumes exactly all bytes. Output adds
+Either schema revision (the newer one has a trailing ``bornTimestamp``) is accepted when the
+read consumes exactly all bytes; at most one can, so the revision that fit the previous value
+is tried first (a topic's records share one) without changing any result. Output adds
 :data:`DTS_FIELDS`, one row per input row, never dropping one:
 
 - ``decode_error`` / ``decode_error_detail``: NULL when valid, else a reason code
@@ -199,6 +200,32 @@ def _read_exact(raw: bytes, schema: Any) -> tuple[dict[str, Any] | None, str]:
     if not isinstance(record, dict):
         return None, "not a record"
     return record, ""
+
+
+_REVISIONS: list[tuple[Any, bool]] = [(PARSED_NEW, True), (PARSED_OLD, False)]
+"""The parsed schema revisions (and whether each is the newer one), the last that fit first."""
+
+
+def _read_record(raw: bytes) -> tuple[dict[str, Any], int | None]:
+    """The record in ``raw`` and its ``bornTimestamp`` (None for the older revision).
+
+    Each revision reads the bytes on its own, so trying first the one that fit last changes
+    nothing but the time: the older revision is a prefix of the newer one, and at most one of
+    them consumes exactly all bytes.
+
+    Raises:
+        DecodeError: ``avro_schema_mismatch`` naming why each revision does not fit.
+    """
+    why: dict[bool, str] = {}
+    for schema, newer in list(_REVISIONS):
+        record, why[newer] = _read_exact(raw, schema)
+        if record is not None:
+            if _REVISIONS[0][1] is not newer:
+                _REVISIONS.reverse()
+            return record, record["bornTimestamp"] if newer else None
+    raise DecodeError(
+        "avro_schema_mismatch", f"with bornTimestamp: {why[True]}; without: {why[False]}"
+    )
 
 
 def _b64(data: bytes) -> str:
@@ -433,15 +460,7 @@ def decode_row(raw: bytes | None) -> dict[str, Any]:
         if not raw:
             raise DecodeError("empty_value", REASONS["empty_value"])
         raw = bytes(raw)
-        record, new_why = _read_exact(raw, PARSED_NEW)
-        born = record["bornTimestamp"] if record is not None else None
-        if record is None:
-            record, old_why = _read_exact(raw, PARSED_OLD)
-            if record is None:
-                raise DecodeError(
-                    "avro_schema_mismatch",
-                    f"with bornTimestamp: {new_why}; without: {old_why}",
-                )
+        record, born = _read_record(raw)
         for name in ("id", "sourceTimestamp"):
             if record[name] < 0:
                 raise DecodeError("invalid_field_value", f"{name} is negative: {record[name]}")
