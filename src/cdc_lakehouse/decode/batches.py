@@ -184,7 +184,7 @@ def _map_array(values: Sequence[Any], map_type: pa.MapType) -> pa.MapArray:
     As strict as ``pa.array(values, map_type)``: an entry that is no 2-tuple, a NULL key or a
     key / item its type cannot take raises (``TypeError`` or an Arrow error)."""
     present = [value for value in values if value is not None]
-    if all(type(value) is dict for value in present):
+    if {dict}.issuperset(map(type, present)):
         keys = list(chain.from_iterable(present))
         items = list(chain.from_iterable(map(dict.values, present)))
     else:
@@ -194,7 +194,7 @@ def _map_array(values: Sequence[Any], map_type: pa.MapType) -> pa.MapArray:
         keys = list(map(itemgetter(0), entries))
         items = list(map(itemgetter(1), entries))
     sizes = [0 if value is None else len(value) for value in values]
-    offsets = pa.array(np.cumsum([0, *sizes], dtype=np.int32), type=pa.int32())
+    offsets = pa.array(np.cumsum([0, *sizes]), type=pa.int32())  # beyond int32 raises
     mask = pa.array([value is None for value in values], type=pa.bool_())
     return pa.MapArray.from_arrays(
         offsets,
