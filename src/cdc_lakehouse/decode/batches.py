@@ -181,8 +181,9 @@ def _map_arrays(columns: list[Sequence[Any]], map_type: pa.MapType) -> list[pa.M
 def _map_array(values: Sequence[Any], map_type: pa.MapType) -> pa.MapArray:
     """A map array from values that are None (NULL), dicts, or lists of ``(key, item)`` tuples.
 
-    As strict as ``pa.array(values, map_type)``: an entry that is no 2-tuple, a NULL key or a
-    key / item its type cannot take raises (``TypeError`` or an Arrow error)."""
+    At least as strict as ``pa.array(values, map_type)``: a value that is no dict or list, an
+    entry that is no 2-tuple, a NULL key or a key / item its type cannot take raises
+    (``TypeError`` or an Arrow error), and the caller's per-value check then decides."""
     present = [value for value in values if value is not None]
     if {dict}.issuperset(map(type, present)):
         keys = list(chain.from_iterable(present))
