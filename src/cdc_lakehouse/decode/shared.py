@@ -161,6 +161,8 @@ def digits(
     value = parent.get(key)
     if value is None:
         return None
+    if type(value) is str and value.isdigit() and value.isascii() and value[0] != "0":
+        return value  # the usual digits: nothing to strip
     if isinstance(value, bool | JsonFloat) or not isinstance(value, str | int):
         raise DecodeError("invalid_field_type", f"{where}{key} must be {expected}")
     digit_text = str(value).strip()
