@@ -4,6 +4,7 @@ structural errors, per docs/formats.md section 1."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -160,3 +161,28 @@ def test_decode_batches_keeps_every_row_and_passes_columns_through():
     assert out.schema.names == ["offset", "value"] + [f.name for f in ENVELOPE_FIELDS]
     assert out.column("offset").to_pylist() == [7, 8]
     assert out.column("decode_error").to_pylist() == [None, "invalid_json"]
+
+
+def test_the_column_types_of_a_schema_seen_before_are_checked_again_when_a_type_differs():
+    """A schema equal to one seen before reuses its column types; true equals 1 in Python, so
+    a schema with a number type is never reused."""
+
+    def message(type_: Any) -> bytes:
+        schema = {"dataColumn": [{"name": "id", "type": type_}, {"name": "n", "type": "LONG"}]}
+        return json.dumps({"schema": schema, "payload": {"op": "INSERT"}}).encode()
+
+    types = [1, True, "LONG", "LONG", 1, 1.5, None, "1"]
+    batch = pa.RecordBatch.from_pydict({"value": [message(t) for t in types]})
+    (out,) = list(decode_batches(iter([batch])))
+    assert out.column("decode_error").to_pylist() == [None, "invalid_field_type", *[None] * 6]
+    got = out.column("column_types").to_pylist()
+    assert [dict(t)["id"] if t else None for t in got] == [
+        "1",
+        None,
+        "LONG",
+        "LONG",
+        "1",
+        "1.5",
+        None,
+        "1",
+    ]

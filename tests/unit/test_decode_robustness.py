@@ -22,6 +22,7 @@ from cdc_lakehouse.decode.json_text import (
     MAX_JSON_DEPTH,
     DuplicateKeyError,
     JsonTooDeepError,
+    _exact_loads,
     depth,
     loads,
 )
@@ -76,6 +77,83 @@ def test_non_standard_constants_are_refused(constant):
 def test_exact_number_text_is_kept():
     value = loads('{"a":1.50,"b":1e3,"c":' + "9" * 60 + "}")
     assert (value["a"], value["b"], str(value["c"])) == ("1.50", "1e3", "9" * 60)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a\\u003a":1,"a":1,"a":2}',  # an escaped colon makes up for the lost entry's ":"
+        '{"k":"\\u003A","k":1}',
+        '{"a":{"x:":1,"y":[2]},"a":3}',  # the dropped value held ":" of its own
+        '{"n":' + "9" * 30 + ',"n":1}',  # beyond 64 bits: nothing to count
+        '{"a" : 1 ,\n "b":{"c":2, "c" :3}}',
+    ],
+)
+def test_a_repeated_key_is_refused_whatever_the_colon_count_sees(text):
+    for given in (text, text.encode()):
+        with pytest.raises(DuplicateKeyError):
+            loads(given)
+
+
+PARITY_TEXTS = [
+    '{"a":1.50,"b":1e3,"c":-0.0,"d":1E+03,"e":-0,"f":' + "4" * 40 + "}",
+    "1" * 4300,
+    "1" * 4301,  # Python's int limit: the stdlib error
+    '["\\ud800", "\\udc00x", "\\ud83d\\ude00", "\\u0000"]',
+    '{"k:":"v:","t":"12:00:00","u":"\\u003a"}',
+    '"\x01"',
+    " \t\r\n[1] \n",
+    "[1]\x0c",
+    "\ufeff[1]",
+    "[NaN]",
+    '{"a":-Infinity}',
+    "[1,]",
+    '{"a" 1}',
+    "",
+    nested(MAX_JSON_DEPTH),
+    nested(MAX_JSON_DEPTH + 1),
+    '{"a":' * 200 + "1" + "}" * 200,
+]
+
+
+def types(value):
+    """``value`` with every scalar replaced by its type (JsonFloat vs int vs str counts)."""
+    if isinstance(value, dict):
+        return {key: types(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [types(item) for item in value]
+    return type(value)
+
+
+def outcome(parse, text):
+    try:
+        value = parse(text)
+    except Exception as exc:  # the error is part of the outcome
+        return type(exc), str(exc)
+    return value, types(value)
+
+
+@pytest.mark.parametrize("text", PARITY_TEXTS)
+def test_the_fast_parse_gives_what_the_stdlib_parse_gives(text):
+    """msgspec first, the stdlib parser when in doubt: the same values (and number types) and
+    the same errors as the stdlib path alone, for str and UTF-8 bytes alike."""
+    expected = outcome(_exact_loads, text)
+    assert outcome(loads, text) == expected
+    assert outcome(loads, text.encode("utf-8", "surrogatepass")) == expected
+
+
+@pytest.mark.parametrize(
+    "raw", [b"\xff", b'{"a":"\xc3"}', b'{"a":"\xed\xa0\x80"}', b'["\xc0\x80"]']
+)
+def test_bytes_that_are_not_utf8_are_refused_as_bytes_decode_refuses_them(raw):
+    with pytest.raises(UnicodeDecodeError) as error:
+        loads(raw)
+    with pytest.raises(UnicodeDecodeError) as reference:
+        raw.decode("utf-8")
+    assert (error.value.reason, error.value.start) == (
+        reference.value.reason,
+        reference.value.start,
+    )
 
 
 def test_parse_json_maps_errors_to_reasons():
@@ -214,6 +292,38 @@ def test_a_multi_row_record_that_does_not_fit_becomes_one_error_row():
         (2, 1, None),
         (2, 2, None),
     ]
+
+
+MAP_FIELDS = [*FIELDS, pa.field("m", pa.map_(pa.string(), pa.string()))]
+
+
+def test_a_map_object_shared_by_rows_is_in_each_of_them():
+    shared_map = {"id": "1", "note": None}
+
+    def decode_one(value):
+        own = {"x": value.decode()}
+        return [{"m": shared_map}, {"m": own}, {"m": None}, {"m": shared_map}]
+
+    batch = pa.RecordBatch.from_pydict({"value": [b"a", b"b"]})
+    (out,) = append_decoded(iter([batch]), decode_one, MAP_FIELDS)
+    row = [("id", "1"), ("note", None)]
+    expected = [row, [("x", "a")], None, row, row, [("x", "b")], None, row]
+    assert out.column("m").to_pylist() == expected
+
+
+@pytest.mark.parametrize(
+    "bad", [[["k", "v"]], [("k", "v", "w")], [(None, "v")], [("k", 1)], "kv", {"k": 1}]
+)
+def test_a_map_value_arrow_refuses_is_a_decoder_error_naming_the_field(bad):
+    def decode_one(value):
+        return {"m": bad if value == b"bad" else [("k", "v")]}
+
+    batch = pa.RecordBatch.from_pydict({"value": [b"ok", b"bad", b"ok"]})
+    out = pa.Table.from_batches(list(append_decoded(iter([batch]), decode_one, MAP_FIELDS)))
+    rows = out.to_pylist()
+    assert [r["decode_error"] for r in rows] == [None, "decoder_error", None]
+    assert rows[1]["decode_error_detail"].startswith("m does not fit map<string, string>")
+    assert rows[0]["m"] == rows[2]["m"] == [("k", "v")]
 
 
 def test_a_decoder_returning_no_row_is_an_error_row_not_a_lost_record():

@@ -405,3 +405,22 @@ def test_output_schema_ddl():
     ddl = output_schema_ddl("value binary")
     assert ddl.startswith("value binary, decode_error string, decode_error_detail string, ")
     assert "row_index int" in ddl and "before_image map<string,string>" in ddl
+
+
+def test_type_maps_equal_as_python_values_keep_their_own_text():
+    """Type maps are cached by their items: "1", 1 and 1.0 are different items, and true is
+    refused even after a map holding 1."""
+    values = [
+        canal("INSERT", [{"id": "1"}], sqlType={"id": sql_type})
+        for sql_type in (1, "1", 1.0, True, 1)
+    ]
+    batch = pa.RecordBatch.from_pydict({"value": values})
+    (out,) = list(decode_batches(iter([batch])))
+    assert out.column("decode_error").to_pylist() == [None, None, None, "invalid_field_type", None]
+    assert out.column("sql_types").to_pylist() == [
+        [("id", "1")],
+        [("id", "1")],
+        [("id", "1.0")],
+        None,
+        [("id", "1")],
+    ]

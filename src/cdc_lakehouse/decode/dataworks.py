@@ -35,6 +35,7 @@ import pyarrow as pa
 from cdc_lakehouse.decode import batches as arrow_batches
 from cdc_lakehouse.decode import shared
 from cdc_lakehouse.decode.batches import append_decoded
+from cdc_lakehouse.decode.json_text import JsonFloat
 from cdc_lakehouse.decode.shared import DecodeError
 
 REASONS = dict(shared.STRUCTURAL_REASONS)
@@ -66,12 +67,21 @@ ENVELOPE_SCHEMA = pa.schema(ENVELOPE_FIELDS)
 _NAMES = [f.name for f in ENVELOPE_FIELDS]
 
 
+_MAP_NAMES = [f.name for f in ENVELOPE_FIELDS if pa.types.is_map(f.type)]
+TextMap = dict[str, str | None] | list[tuple[str, str | None]]
+"""A map field's value in :func:`decode_row`: column -> text, a list of ``(column, text)``
+pairs when a column is named twice."""
+
+
+_MS_LOW, _MS_HIGH = shared.EPOCH_LIMITS["ms"]
+
+
 def _millis(parent: dict[str, Any] | None, key: str) -> int | None:
     if parent is None:
         return None
     value = parent.get(key)
-    if value is None:
-        return None
+    if value is None or (type(value) is int and _MS_LOW <= value <= _MS_HIGH):
+        return value
     where = f"payload.timestamp.{key}"
     if isinstance(value, int) and not isinstance(value, bool):
         return shared.epoch(value, "ms", where)
@@ -80,39 +90,83 @@ def _millis(parent: dict[str, Any] | None, key: str) -> int | None:
     raise DecodeError("invalid_field_type", f"{where} must be epoch milliseconds")
 
 
-def _image(payload: dict[str, Any], key: str) -> list[tuple[str, str | None]] | None:
+def _image(payload: dict[str, Any], key: str) -> dict[str, str | None] | None:
     wrapper = shared.obj(payload, key, "payload.")
     if wrapper is None:
         return None
-    return shared.value_pairs(shared.obj(wrapper, "dataColumn", f"payload.{key}."))
+    columns = shared.obj(wrapper, "dataColumn", f"payload.{key}.")
+    return shared.texts(columns) if columns is not None else None
 
 
-def _column_types(schema: dict[str, Any] | None) -> list[tuple[str, str | None]] | None:
+_NAME_KINDS = frozenset((str, JsonFloat))
+"""Types :func:`isinstance` takes for ``str`` in a parsed message."""
+
+
+def _column_types(schema: dict[str, Any] | None) -> TextMap | None:
     if schema is None or schema.get("dataColumn") is None:
         return None
     columns = schema["dataColumn"]
     if not isinstance(columns, list):
         raise DecodeError("invalid_field_type", "schema.dataColumn must be an array")
-    out = []
+    first = columns[0].get("name") if columns and type(columns[0]) is dict else None
+    key = (len(columns), first if type(first) is str else None)
+    seen = _SEEN_COLUMNS.get(key)
+    if seen is not None and seen[0] == columns:
+        return seen[1]
+    column_types = _checked_column_types(columns)
+    if not any(type(column.get("type")) is int for column in columns):
+        if len(_SEEN_COLUMNS) >= 256:
+            _SEEN_COLUMNS.clear()
+        _SEEN_COLUMNS[key] = (columns, column_types)
+    return column_types
+
+
+_SEEN_COLUMNS: dict[tuple[int, str | None], tuple[list[Any], TextMap]] = {}
+"""Recent checked ``schema.dataColumn`` lists (by length and first name) and their column
+types.
+
+A table sends the same columns in every message. A list equal to a checked one has the same
+column types, which saves checking it again, and its rows share one map object, converted to
+Arrow once per batch (the loop converts each map object once). Equal means the same: names
+are strings, and a type is a string or null, since a list with a number type (to which
+``true`` is equal) is not kept."""
+
+
+def _checked_column_types(columns: list[Any]) -> TextMap:
+    """``schema.dataColumn`` items as column -> type text, or as a list of pairs when a name
+    repeats.
+
+    Raises:
+        DecodeError: ``invalid_field_type`` for the first item without a string name or with
+            a type that is not a string, number or null.
+    """
+    pairs = []
     for column in columns:
         if not isinstance(column, dict) or not isinstance(column.get("name"), str):
             raise DecodeError("invalid_field_type", "schema.dataColumn items need a string name")
-        out.append((column["name"], shared.text(column, "type", "schema.dataColumn[].")))
-    return out
+        pairs.append((column["name"], shared.text(column, "type", "schema.dataColumn[].")))
+    as_dict = dict(pairs)
+    return as_dict if len(as_dict) == len(pairs) else pairs
 
 
 def _primary_key(schema: dict[str, Any] | None) -> list[str] | None:
     if schema is None or schema.get("primaryKey") is None:
         return None
     keys = schema["primaryKey"]
-    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+    if not isinstance(keys, list) or not _NAME_KINDS.issuperset(map(type, keys)):
         raise DecodeError("invalid_field_type", "schema.primaryKey must be an array of names")
     return list(keys)
 
 
 def decode_envelope(raw: bytes | None) -> dict[str, Any]:
-    """Decode one Kafka value into the envelope fields (see module doc); never raises."""
-    row: dict[str, Any] = dict.fromkeys(_NAMES)
+    """Decode one Kafka value into the envelope fields (see module doc), map fields as
+    ``(column, text)`` pairs in message order; never raises."""
+    return shared.map_pairs(decode_row(raw), _MAP_NAMES)
+
+
+def decode_row(raw: bytes | None) -> dict[str, Any]:
+    """:func:`decode_envelope` with map fields as :data:`TextMap` values (what
+    :func:`decode_batches` converts to Arrow)."""
     try:
         message = shared.parse_json_object(raw)
         payload = shared.obj(message, "payload", "")
@@ -126,33 +180,34 @@ def decode_envelope(raw: bytes | None) -> dict[str, Any]:
         source = shared.obj(schema, "source", "schema.") if schema is not None else None
         timestamp = shared.obj(payload, "timestamp", "payload.")
         ddl = shared.obj(payload, "ddl", "payload.")
-        row.update(
-            envelope_version=shared.text(message, "version", ""),
-            op_code=payload["op"],
-            source_db_type=shared.text(source, "dbType", "schema.source."),
-            source_db_version=shared.text(source, "dbVersion", "schema.source."),
-            source_database=shared.text(source, "dbName", "schema.source."),
-            source_schema=shared.text(source, "schemaName", "schema.source."),
-            source_table=shared.text(source, "tableName", "schema.source."),
-            primary_key=_primary_key(schema),
-            column_types=_column_types(schema),
-            sequence_id=shared.digits(payload, "sequenceId", "payload."),
-            scn=shared.text(payload, "scn", "payload."),
-            event_time_ms=_millis(timestamp, "eventTime"),
-            system_time_ms=_millis(timestamp, "systemTime"),
-            checkpoint_time_ms=_millis(timestamp, "checkpointTime"),
-            before_image=_image(payload, "before"),
-            after_image=_image(payload, "after"),
-            ddl_text=shared.text(ddl, "text", "payload.ddl."),
-        )
+        return {
+            "decode_error": None,
+            "decode_error_detail": None,
+            "envelope_version": shared.text(message, "version", ""),
+            "op_code": payload["op"],
+            "source_db_type": shared.text(source, "dbType", "schema.source."),
+            "source_db_version": shared.text(source, "dbVersion", "schema.source."),
+            "source_database": shared.text(source, "dbName", "schema.source."),
+            "source_schema": shared.text(source, "schemaName", "schema.source."),
+            "source_table": shared.text(source, "tableName", "schema.source."),
+            "primary_key": _primary_key(schema),
+            "column_types": _column_types(schema),
+            "sequence_id": shared.digits(payload, "sequenceId", "payload."),
+            "scn": shared.text(payload, "scn", "payload."),
+            "event_time_ms": _millis(timestamp, "eventTime"),
+            "system_time_ms": _millis(timestamp, "systemTime"),
+            "checkpoint_time_ms": _millis(timestamp, "checkpointTime"),
+            "before_image": _image(payload, "before"),
+            "after_image": _image(payload, "after"),
+            "ddl_text": shared.text(ddl, "text", "payload.ddl."),
+        }
     except DecodeError as invalid:
-        row = shared.error_row(_NAMES, invalid.reason, invalid.detail)
-    return row
+        return shared.error_row(_NAMES, invalid.reason, invalid.detail)
 
 
 def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` function: append the envelope columns to each batch (same row count)."""
-    return append_decoded(batches, decode_envelope, ENVELOPE_FIELDS)
+    return append_decoded(batches, decode_row, ENVELOPE_FIELDS)
 
 
 def output_schema_ddl(input_schema_ddl: str) -> str:

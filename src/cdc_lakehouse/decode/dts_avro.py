@@ -3,8 +3,9 @@
 Input: Arrow batches with at least ``value binary`` (rows of ``bronze.kafka_records``); every
 input column is passed through unchanged. Each value is one ``com.alibaba.dts.formats.avro.Record``
 in plain Avro binary (no schema-registry header), read with :func:`fastavro.schemaless_reader`.
-The newer schema revision (trailing ``bornTimestamp``) is tried first, then the older one; a
-revision is accepted only when the read consumes exactly all bytes. Output adds
+Either schema revision (the newer one has a trailing ``bornTimestamp``) is accepted when the
+read consumes exactly all bytes; at most one can, so the revision that fit the previous value
+is tried first (a topic's records share one) without changing any result. Output adds
 :data:`DTS_FIELDS`, one row per input row, never dropping one:
 
 - ``decode_error`` / ``decode_error_detail``: NULL when valid, else a reason code
@@ -67,9 +68,11 @@ from __future__ import annotations
 
 import base64
 import codecs
+import functools
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from operator import itemgetter
 from typing import Any
 
 import fastavro
@@ -125,6 +128,7 @@ DTS_SCHEMA = pa.schema(DTS_FIELDS)
 FIELDS = DTS_FIELDS
 """The decoder's output fields (the name every decoder module exports)."""
 _NAMES = [f.name for f in DTS_FIELDS]
+_MAP_NAMES = [f.name for f in DTS_FIELDS if pa.types.is_map(f.type)]
 
 # MySQL binlog column type code -> type name (docs/formats.md section 4a).
 MYSQL_TYPE_NAMES: dict[int, str] = {
@@ -198,6 +202,32 @@ def _read_exact(raw: bytes, schema: Any) -> tuple[dict[str, Any] | None, str]:
     return record, ""
 
 
+_REVISIONS: list[tuple[Any, bool]] = [(PARSED_NEW, True), (PARSED_OLD, False)]
+"""The parsed schema revisions (and whether each is the newer one), the last that fit first."""
+
+
+def _read_record(raw: bytes) -> tuple[dict[str, Any], int | None]:
+    """The record in ``raw`` and its ``bornTimestamp`` (None for the older revision).
+
+    Each revision reads the bytes on its own, so trying first the one that fit last changes
+    nothing but the time: the older revision is a prefix of the newer one, and at most one of
+    them consumes exactly all bytes.
+
+    Raises:
+        DecodeError: ``avro_schema_mismatch`` naming why each revision does not fit.
+    """
+    why: dict[bool, str] = {}
+    for schema, newer in list(_REVISIONS):
+        record, why[newer] = _read_exact(raw, schema)
+        if record is not None:
+            if _REVISIONS[0][1] is not newer:
+                _REVISIONS.reverse()
+            return record, record["bornTimestamp"] if newer else None
+    raise DecodeError(
+        "avro_schema_mismatch", f"with bornTimestamp: {why[True]}; without: {why[False]}"
+    )
+
+
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
@@ -234,7 +264,14 @@ def _timestamp(value: dict[str, Any]) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+_DATE_TIME_PARTS = itemgetter("year", "month", "day", "hour", "minute", "second", "millis")
+
+
 def _date_time(value: dict[str, Any]) -> str:
+    year, month, day, hour, minute, second, millis = _DATE_TIME_PARTS(value)
+    if None not in (year, month, day, hour, minute, second):  # the usual full date-time
+        text = f"{year:04d}-{month:02d}-{day:02d} {hour:02d}:{minute:02d}:{second:02d}"
+        return text if millis is None else f"{text}.{millis:06d}"
     date_parts = [
         (f"{value[k]:04d}" if k == "year" else f"{value[k]:02d}")
         for k in ("year", "month", "day")
@@ -242,9 +279,42 @@ def _date_time(value: dict[str, Any]) -> str:
     ]
     time_parts = [f"{value[k]:02d}" for k in ("hour", "minute", "second") if value[k] is not None]
     time_text = ":".join(time_parts)
-    if value["millis"] is not None:
-        time_text += f".{value['millis']:06d}"
+    if millis is not None:
+        time_text += f".{millis:06d}"
     return " ".join(p for p in ("-".join(date_parts), time_text) if p)
+
+
+def _timestamp_with_time_zone(value: dict[str, Any]) -> str:
+    return f"{_date_time(value['value'])} {value['timezone']}"
+
+
+_TEXT_OF: dict[str, Callable[[dict[str, Any]], str]] = {
+    "Integer": itemgetter("value"),
+    "Decimal": itemgetter("value"),
+    "TextGeometry": itemgetter("value"),
+    "TextObject": itemgetter("value"),
+    "Float": lambda value: repr(value["value"]),
+    "Character": _character,
+    "Timestamp": _timestamp,
+    "DateTime": _date_time,
+    "TimestampWithTimeZone": _timestamp_with_time_zone,
+    "BinaryGeometry": lambda value: _b64(value["value"]),
+    "BinaryObject": lambda value: _b64(value["value"]),
+}
+"""Image value type (the last part of its full name) -> the text of its value."""
+
+
+@functools.lru_cache(maxsize=64)
+def _text_of(full_name: str) -> Callable[[dict[str, Any]], str]:
+    """The text function of an image value type by full name (a few names, looked up often).
+
+    Raises:
+        DecodeError: ``invalid_field_value`` for a type that is no value type.
+    """
+    text_of = _TEXT_OF.get(full_name.rsplit(".", 1)[-1])
+    if text_of is None:
+        raise DecodeError("invalid_field_value", f"unexpected image value type {full_name}")
+    return text_of
 
 
 def _value_text(element: Any) -> str | None:
@@ -255,26 +325,12 @@ def _value_text(element: Any) -> str | None:
         full_name, value = element
     else:  # an enum symbol outside a named-type tuple
         full_name, value = f"{NAMESPACE}.EmptyObject", element
-    name = full_name.rsplit(".", 1)[-1]
-    if name in ("Integer", "Decimal", "TextGeometry", "TextObject"):
-        return value["value"]
-    if name == "Float":
-        return repr(value["value"])
-    if name == "Character":
-        return _character(value)
-    if name == "Timestamp":
-        return _timestamp(value)
-    if name == "DateTime":
-        return _date_time(value)
-    if name == "TimestampWithTimeZone":
-        return f"{_date_time(value['value'])} {value['timezone']}"
-    if name in ("BinaryGeometry", "BinaryObject"):
-        return _b64(value["value"])
-    raise DecodeError("invalid_field_value", f"unexpected image value type {full_name}")
+    return _text_of(full_name)(value)
 
 
-def _image(images: Any, names: list[str] | None, which: str) -> list[tuple[str, str | None]] | None:
-    """The image as (column, text) pairs without the NONE (not provided) columns."""
+def _image(images: Any, names: list[str] | None, which: str) -> dict[str, str | None] | None:
+    """The image as column -> text without the NONE (not provided) columns (``names`` are
+    distinct)."""
     if images is None or isinstance(images, str):
         return None
     if names is None:
@@ -284,17 +340,27 @@ def _image(images: Any, names: list[str] | None, which: str) -> list[tuple[str, 
             "invalid_field_value",
             f"{which} has {len(images)} values for {len(names)} fields",
         )
-    out = []
+    out: dict[str, str | None] = {}
     for name, element in zip(names, images, strict=True):
-        if isinstance(element, tuple) and element[0].endswith(".EmptyObject"):
-            element = element[1]
+        if type(element) is tuple:
+            full_name, value = element
+            if not full_name.endswith(".EmptyObject"):  # a value
+                out[name] = _text_of(full_name)(value)
+                continue
+            element = value
         if element == "NONE":
             continue
-        out.append((name, None if element == "NULL" else _value_text(element)))
+        out[name] = None if element == "NULL" else _value_text(element)
     return out
 
 
+@functools.lru_cache(maxsize=1024)
 def _split_object_name(name: str | None) -> tuple[str | None, str | None, str | None]:
+    """(database, schema, table) of ``objectName`` (cached: a topic has few tables).
+
+    Raises:
+        DecodeError: ``invalid_field_value`` for more than three parts.
+    """
     if not name:
         return None, None, None
     parts = [p.replace(_ESCAPED_DOT, ".") for p in name.split(".")]
@@ -322,6 +388,9 @@ def _reader_time(tags: dict[str, str]) -> None:
     text = tags.get("readerThroughoutTime")
     if text is None:
         return
+    if text.isascii() and text.isdigit():  # the usual plain digits
+        shared.epoch(int(text), "ms", "tags.readerThroughoutTime")
+        return
     if not text.strip().isascii() or not text.strip().lstrip("-").isdigit():
         raise DecodeError(
             "invalid_field_value", f"tags.readerThroughoutTime is not epoch milliseconds: {text!r}"
@@ -334,6 +403,18 @@ def _key(tags: dict[str, str]) -> tuple[list[str] | None, str | None, str | None
     text = tags.get("pk_uk_info")
     if text is None:
         return None, None, None
+    return _key_of(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _key_of(text: str) -> tuple[list[str] | None, str | None, str | None]:
+    """:func:`_key` of a ``pk_uk_info`` text (cached: a table sends the same text every time;
+    the result is shared and must not be changed).
+
+    Raises:
+        DecodeError: ``invalid_field_value`` when the text is not JSON mapping key names to
+            arrays of column names.
+    """
     try:
         info = loads(text)
     except ValueError as exc:
@@ -352,43 +433,45 @@ def _key(tags: dict[str, str]) -> tuple[list[str] | None, str | None, str | None
     return None, None, None
 
 
+@functools.lru_cache(maxsize=1024)
 def _column_types(
-    names: list[str] | None, codes: list[int] | None, source_type: str
-) -> list[tuple[str, str]] | None:
-    if names is None or codes is None:
-        return None
+    names: tuple[str, ...], codes: tuple[int, ...], source_type: str
+) -> dict[str, str]:
+    """Column -> type text (see module doc) of distinct column ``names`` and their type codes.
+
+    Cached: a table sends the same fields in every record, and one shared dict per distinct
+    list is converted to Arrow once per batch (the loop converts each map object once)."""
     if source_type == "MySQL":
-        return [(n, MYSQL_TYPE_NAMES.get(c, str(c))) for n, c in zip(names, codes, strict=True)]
-    return [(n, str(c)) for n, c in zip(names, codes, strict=True)]
+        return {n: MYSQL_TYPE_NAMES.get(c, str(c)) for n, c in zip(names, codes, strict=True)}
+    return {n: str(c) for n, c in zip(names, codes, strict=True)}
 
 
 def decode_record(raw: bytes | None) -> dict[str, Any]:
-    """Decode one Kafka value into the :data:`DTS_FIELDS` values (see module doc); raises only
-    on a decoder bug, which :func:`decode_batches` turns into a ``decoder_error`` row."""
-    row: dict[str, Any] = dict.fromkeys(_NAMES)
+    """Decode one Kafka value into the :data:`DTS_FIELDS` values (see module doc), map fields
+    as ``(column, text)`` pairs; raises only on a decoder bug, which :func:`decode_batches`
+    turns into a ``decoder_error`` row."""
+    return shared.map_pairs(decode_row(raw), _MAP_NAMES)
+
+
+def decode_row(raw: bytes | None) -> dict[str, Any]:
+    """:func:`decode_record` with map fields as column -> text dicts (what
+    :func:`decode_batches` converts to Arrow)."""
     try:
         if not raw:
             raise DecodeError("empty_value", REASONS["empty_value"])
         raw = bytes(raw)
-        record, new_why = _read_exact(raw, PARSED_NEW)
-        born = record["bornTimestamp"] if record is not None else None
-        if record is None:
-            record, old_why = _read_exact(raw, PARSED_OLD)
-            if record is None:
-                raise DecodeError(
-                    "avro_schema_mismatch",
-                    f"with bornTimestamp: {new_why}; without: {old_why}",
-                )
+        record, born = _read_record(raw)
         for name in ("id", "sourceTimestamp"):
             if record[name] < 0:
                 raise DecodeError("invalid_field_value", f"{name} is negative: {record[name]}")
         shared.epoch(record["sourceTimestamp"], "s", "sourceTimestamp")
-        _reader_time(record["tags"])
+        tags = record["tags"]
+        _reader_time(tags)
         fields = record["fields"]
         names = types = None
         if isinstance(fields, list):
-            names = [f["name"] for f in fields]
-            types = [f["dataTypeNumber"] for f in fields]
+            names = list(map(_FIELD_NAME, fields))
+            types = list(map(_FIELD_TYPE, fields))
             if len(set(names)) != len(names):
                 twice = sorted({n for n in names if names.count(n) > 1})
                 raise DecodeError(
@@ -396,48 +479,53 @@ def decode_record(raw: bytes | None) -> dict[str, Any]:
                 )
         database, schema, table = _split_object_name(record["objectName"])
         after = record["afterImages"]
-        tags = record["tags"]
         key_columns, key_source, key_name = _key(tags)
-        row.update(
-            record_id=record["id"],
-            record_version=record["version"],
-            source_timestamp=record["sourceTimestamp"],
-            source_position=record["sourcePosition"],
-            safe_source_position=record["safeSourcePosition"],
-            source_txid=record["sourceTxid"],
-            source_type=record["source"]["sourceType"],
-            source_version=record["source"]["version"],
-            operation=record["operation"],
-            object_name=record["objectName"],
-            source_database=database,
-            source_schema=schema,
-            source_table=table,
-            process_timestamps=record["processTimestamps"],
-            tags=list(tags.items()),
-            key_columns=key_columns,
-            key_source=key_source,
-            key_name=key_name,
-            column_names=names,
-            column_type_numbers=types,
-            column_types=_column_types(names, types, record["source"]["sourceType"]),
-            before_image=_image(record["beforeImages"], names, "beforeImages"),
-            after_image=_image(after, names, "afterImages"),
-            after_image_is_partial=_has_none(after),
-            ddl_text=after if record["operation"] == "DDL" and isinstance(after, str) else None,
-            born_timestamp_ms=born,
-        )
+        source_type = record["source"]["sourceType"]
+        return {
+            "decode_error": None,
+            "decode_error_detail": None,
+            "record_id": record["id"],
+            "record_version": record["version"],
+            "source_timestamp": record["sourceTimestamp"],
+            "source_position": record["sourcePosition"],
+            "safe_source_position": record["safeSourcePosition"],
+            "source_txid": record["sourceTxid"],
+            "source_type": source_type,
+            "source_version": record["source"]["version"],
+            "operation": record["operation"],
+            "object_name": record["objectName"],
+            "source_database": database,
+            "source_schema": schema,
+            "source_table": table,
+            "process_timestamps": record["processTimestamps"],
+            "tags": tags,
+            "key_columns": key_columns,
+            "key_source": key_source,
+            "key_name": key_name,
+            "column_names": names,
+            "column_type_numbers": types,
+            "column_types": None
+            if names is None or types is None
+            else _column_types(tuple(names), tuple(types), source_type),
+            "before_image": _image(record["beforeImages"], names, "beforeImages"),
+            "after_image": _image(after, names, "afterImages"),
+            "after_image_is_partial": _has_none(after),
+            "ddl_text": after if record["operation"] == "DDL" and isinstance(after, str) else None,
+            "born_timestamp_ms": born,
+        }
     except DecodeError as invalid:
-        row = shared.error_row(_NAMES, invalid.reason, invalid.detail)
-    return row
+        return shared.error_row(_NAMES, invalid.reason, invalid.detail)
 
 
+_FIELD_NAME = itemgetter("name")
+_FIELD_TYPE = itemgetter("dataTypeNumber")
 decode_one = decode_record
 """Alias of :func:`decode_record` (the name every decoder module exports)."""
 
 
 def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` function: append :data:`DTS_FIELDS` to each batch (same row count)."""
-    return append_decoded(batches, decode_record, DTS_FIELDS)
+    return append_decoded(batches, decode_row, DTS_FIELDS)
 
 
 def output_schema_ddl(input_schema_ddl: str) -> str:

@@ -121,11 +121,18 @@ CANAL_FIELDS: list[pa.Field] = [
 CANAL_SCHEMA = pa.schema(CANAL_FIELDS)
 _NAMES = [f.name for f in CANAL_FIELDS]
 
-Image = list[tuple[str, str | None]]
+Image = dict[str, str | None]
+"""A map field's value in the rows of :func:`decode_rows`: column -> text, in message order."""
+_MAP_NAMES = [f.name for f in CANAL_FIELDS if pa.types.is_map(f.type)]
 _INTEGER = "a non-negative integer"
+_TYPE_NAME_KINDS = frozenset((str, int, JsonFloat, type(None)))
+"""JSON types of a ``mysqlType`` / ``sqlType`` value (a type name or code, or null)."""
 
 
 def _millis(message: dict[str, Any], key: str) -> int | None:
+    value = message.get(key)
+    if type(value) is int and value >= 0:  # the usual JSON integer, no detour through text
+        return shared.epoch(value, "ms", key)
     digits = shared.digits(message, key, expected=_INTEGER)
     if digits is None:
         return None
@@ -147,10 +154,21 @@ def _type_map(message: dict[str, Any], key: str) -> Image | None:
         return None
     if not isinstance(value, dict):
         raise DecodeError("invalid_field_type", f"{key} must be an object of column -> type")
-    for name, type_value in value.items():
-        if isinstance(type_value, dict | list | bool):
-            raise DecodeError("invalid_field_type", f"{key}.{name} must be a type name or code")
-    return shared.value_pairs(value)
+    if not _TYPE_NAME_KINDS.issuperset(map(type, value.values())):
+        for name, type_value in value.items():
+            if isinstance(type_value, dict | list | bool):
+                raise DecodeError("invalid_field_type", f"{key}.{name} must be a type name or code")
+    return _type_texts(tuple(value.items()))
+
+
+@functools.lru_cache(maxsize=1024)
+def _type_texts(items: tuple[tuple[str, str | int | None], ...]) -> Image:
+    """A type map's ``(column, type name or code)`` items as column -> text.
+
+    Cached: a table sends the same types in every message, and one shared dict per distinct
+    map is converted to Arrow once per batch (the loop converts each map object once). Equal
+    items give equal texts (a string and a number with the same text both stay that text)."""
+    return shared.texts(dict(items))
 
 
 def _rows(message: dict[str, Any], key: str) -> list[dict[str, Any]] | None:
@@ -161,12 +179,13 @@ def _rows(message: dict[str, Any], key: str) -> list[dict[str, Any]] | None:
         raise DecodeError(
             "invalid_field_type", f"{key} must be an array of row objects, not {_json_type(value)}"
         )
-    for index, element in enumerate(value):
-        if not isinstance(element, dict):
-            raise DecodeError(
-                "invalid_field_type",
-                f"{key}[{index}] must be a row object, not {_json_type(element)}",
-            )
+    if not {dict}.issuperset(map(type, value)):
+        for index, element in enumerate(value):
+            if not isinstance(element, dict):
+                raise DecodeError(
+                    "invalid_field_type",
+                    f"{key}[{index}] must be a row object, not {_json_type(element)}",
+                )
     return value
 
 
@@ -189,48 +208,49 @@ def _overlay(base: dict[str, Any], changes: dict[str, Any]) -> Image:
     columns only in ``changes`` are appended."""
     merged = dict(base)
     merged.update(changes)
-    return shared.value_pairs(merged) or []
+    return shared.texts(merged)
 
 
 def _images(
     type_code: str,
     data_row: dict[str, Any] | None,
     old_row: dict[str, Any] | None,
-    data_pairs: Image | None,
-    old_pairs: Image | None,
+    data_texts: Image | None,
+    old_texts: Image | None,
     *,
     legacy_swap: bool,
 ) -> tuple[Image | None, Image | None]:
     """(before_image, after_image) of one row (see module doc).
 
-    ``data_pairs`` / ``old_pairs`` are ``data_row`` / ``old_row`` as pairs, converted once by
-    the caller: an image that equals ``data`` or ``old`` as sent is that same list.
+    ``data_texts`` / ``old_texts`` are ``data_row`` / ``old_row`` as texts, converted once by
+    the caller: an image that equals ``data`` or ``old`` as sent is that same dict.
     """
     if not legacy_swap:
         if type_code in ("INSERT", "INIT"):
-            return None, data_pairs
+            return None, data_texts
         if type_code == "UPDATE":
             if data_row is None:
                 return None, None
-            before = _overlay(data_row, old_row) if old_row is not None else data_pairs
-            return before, data_pairs
+            before = _overlay(data_row, old_row) if old_row is not None else data_texts
+            return before, data_texts
         if type_code == "DELETE":
-            return data_pairs, None
+            return data_texts, None
         return None, None
-    new_pairs = old_pairs if old_row is not None else data_pairs
+    new_texts = old_texts if old_row is not None else data_texts
     if type_code in ("INSERT", "INIT"):
-        return None, new_pairs
+        return None, new_texts
     if type_code == "UPDATE":
         if data_row is None or old_row is None:
-            return data_pairs, None
-        return data_pairs, _overlay(data_row, old_row)
+            return data_texts, None
+        return data_texts, _overlay(data_row, old_row)
     if type_code == "DELETE":
-        return new_pairs, None
+        return new_texts, None
     return None, None
 
 
 def decode_message(raw: bytes | None, *, legacy_swap: bool = False) -> list[dict[str, Any]]:
-    """Decode one Kafka value into rows of :data:`CANAL_FIELDS` (see module doc).
+    """Decode one Kafka value into rows of :data:`CANAL_FIELDS` (see module doc); map fields
+    as ``(column, text)`` pairs in message order.
 
     Args:
         raw: the Kafka record value.
@@ -242,6 +262,12 @@ def decode_message(raw: bytes | None, *, legacy_swap: bool = False) -> list[dict
         single row for DDL, row-less and undecodable messages. Raises only on a decoder bug,
         which :func:`decode_batches` turns into a ``decoder_error`` row.
     """
+    return [shared.map_pairs(row, _MAP_NAMES) for row in decode_rows(raw, legacy_swap)]
+
+
+def decode_rows(raw: bytes | None, legacy_swap: bool = False) -> list[dict[str, Any]]:
+    """:func:`decode_message` with map fields as :data:`Image` dicts (what
+    :func:`decode_batches` converts to Arrow)."""
     try:
         return _decode(raw, legacy_swap)
     except DecodeError as invalid:
@@ -262,8 +288,9 @@ def _decode(raw: bytes | None, legacy_swap: bool) -> list[dict[str, Any]]:
     if is_ddl_value is not None and not isinstance(is_ddl_value, bool):
         raise DecodeError("invalid_field_type", "isDdl must be true or false")
     is_ddl = is_ddl_value if is_ddl_value is not None else type_code in DDL_TYPES
-    common: dict[str, Any] = dict.fromkeys(_NAMES)
-    common |= {
+    common: dict[str, Any] = {
+        "decode_error": None,
+        "decode_error_detail": None,
         "type_code": type_code,
         "is_ddl": is_ddl,
         "source_database": shared.string(message, "database") or None,
@@ -278,7 +305,7 @@ def _decode(raw: bytes | None, legacy_swap: bool) -> list[dict[str, Any]]:
         "sql_text": shared.string(message, "sql"),
     }
     if is_ddl:
-        return [{**common, "row_index": 0, "row_count": 1}]
+        return [_row(common, 0, 1, None, None, None, None)]
     data = _rows(message, "data")
     old = _rows(message, "old")
     if data is not None and old is not None and len(data) != len(old):
@@ -292,23 +319,34 @@ def _decode(raw: bytes | None, legacy_swap: bool) -> list[dict[str, Any]]:
     for index in range(count):
         data_row = data[index] if data else None
         old_row = old[index] if old else None
-        data_pairs = shared.value_pairs(data_row)
-        old_pairs = shared.value_pairs(old_row)
+        data_texts = shared.texts(data_row) if data_row is not None else None
+        old_texts = shared.texts(old_row) if old_row is not None else None
         before, after = _images(
-            type_code, data_row, old_row, data_pairs, old_pairs, legacy_swap=legacy_swap
+            type_code, data_row, old_row, data_texts, old_texts, legacy_swap=legacy_swap
         )
-        out.append(
-            {
-                **common,
-                "row_index": index,
-                "row_count": count,
-                "data_row": data_pairs,
-                "old_row": old_pairs,
-                "before_image": before,
-                "after_image": after,
-            }
-        )
+        out.append(_row(common, index, count, data_texts, old_texts, before, after))
     return out
+
+
+def _row(
+    common: dict[str, Any],
+    index: int,
+    count: int,
+    data_row: Image | None,
+    old_row: Image | None,
+    before: Image | None,
+    after: Image | None,
+) -> dict[str, Any]:
+    """One output row: the message's ``common`` fields and those of row ``index``."""
+    return {
+        **common,
+        "row_index": index,
+        "row_count": count,
+        "data_row": data_row,
+        "old_row": old_row,
+        "before_image": before,
+        "after_image": after,
+    }
 
 
 def decode_batches(
@@ -321,7 +359,7 @@ def decode_batches(
         legacy_swap: decode with the pre-2022-03-20 DTS data / old meaning (registry option).
     """
     decode_one: Callable[[Any], list[dict[str, Any]]] = functools.partial(
-        decode_message, legacy_swap=legacy_swap
+        decode_rows, legacy_swap=legacy_swap
     )
     return append_decoded(batches, decode_one, CANAL_FIELDS, error=error_row)
 

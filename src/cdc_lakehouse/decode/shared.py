@@ -72,28 +72,27 @@ def parse_json_object(
     """
     if not raw:
         raise DecodeError("empty_value", STRUCTURAL_REASONS["empty_value"])
-    try:
-        text = bytes(raw).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DecodeError("invalid_utf8", f"not UTF-8: {exc.reason} at byte {exc.start}") from None
-    value = parse_json(text)
+    value = parse_json(bytes(raw))
     if not isinstance(value, dict):
         raise DecodeError("not_an_object", f"JSON {describe(value)}, not an object")
     return value
 
 
-def parse_json(text: str, what: str = "") -> Any:
-    """Parse JSON text with :func:`~cdc_lakehouse.decode.json_text.loads` (exact numbers, one
-    nesting limit, no duplicate keys). ``what`` names an inner text in the detail (e.g.
-    ``"envelope message"``); empty for the record's value itself.
+def parse_json(text: str | bytes, what: str = "") -> Any:
+    """Parse JSON text, or its UTF-8 bytes, with :func:`~cdc_lakehouse.decode.json_text.loads`
+    (exact numbers, one nesting limit, no duplicate keys). ``what`` names an inner text in the
+    detail (e.g. ``"envelope message"``); empty for the record's value itself.
 
     Raises:
-        DecodeError: ``duplicate_key`` (detail ``the key 'id' appears twice in one object[ of
+        DecodeError: ``invalid_utf8`` (bytes only; detail ``not UTF-8: <reason> at byte
+            <n>``), ``duplicate_key`` (detail ``the key 'id' appears twice in one object[ of
             the <what>]``), or ``invalid_json`` (detail ``[<what> ]not valid JSON: <parser
             message>``, e.g. ``not valid JSON: nested deeper than 128 levels``).
     """
     try:
         return loads(text)
+    except UnicodeDecodeError as exc:
+        raise DecodeError("invalid_utf8", f"not UTF-8: {exc.reason} at byte {exc.start}") from None
     except DuplicateKeyError as exc:
         where = f" of the {what}" if what else ""
         raise DecodeError("duplicate_key", f"{exc}{where}") from None
@@ -162,6 +161,8 @@ def digits(
     value = parent.get(key)
     if value is None:
         return None
+    if type(value) is str and value.isdigit() and value.isascii() and value[0] != "0":
+        return value  # the usual digits: nothing to strip
     if isinstance(value, bool | JsonFloat) or not isinstance(value, str | int):
         raise DecodeError("invalid_field_type", f"{where}{key} must be {expected}")
     digit_text = str(value).strip()
@@ -189,12 +190,44 @@ def value_pairs(values: dict[str, Any] | None) -> list[tuple[str, str | None]] |
     ]
 
 
-# the years 1-9999, Spark's timestamp range: a time outside it fails timestamp_millis() in SQL
-_EPOCH_LIMITS = {
+_KEPT_AS_TEXT = frozenset((str, JsonFloat, type(None)))
+"""Types of parsed JSON values whose value is their text: a string, a number with a fraction
+or an exponent (its exact text, a ``str``), and null (None)."""
+
+
+def texts(values: dict[str, Any]) -> dict[str, Any]:
+    """An image object as column -> value text in message order (see
+    :func:`~cdc_lakehouse.decode.json_text.value_text`; JSON null -> None).
+
+    ``values`` itself when every value is already text (a string, a :class:`JsonFloat`, which
+    is one, or None): nothing to copy. The result must not be changed."""
+    if _KEPT_AS_TEXT.issuperset(map(type, values.values())):
+        return values
+    # fast paths for the common JSON types; value_text renders the rest
+    return {
+        name: value
+        if value is None or type(value) is str
+        else str(value)
+        if type(value) is int
+        else value_text(value)
+        for name, value in values.items()
+    }
+
+
+def map_pairs(row: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """``row`` with its map fields ``names`` that are dicts as ``(key, item)`` lists (in the
+    dicts' order): the shape of a decoder's per-message rows."""
+    pairs = {name: list(row[name].items()) for name in names if isinstance(row.get(name), dict)}
+    return {**row, **pairs} if pairs else row
+
+
+EPOCH_LIMITS = {
     "s": (-62_135_596_800, 253_402_300_799),
     "ms": (-62_135_596_800_000, 253_402_300_799_999),
     "us": (-62_135_596_800_000_000, 253_402_300_799_999_999),
 }
+"""Unit -> (lowest, highest) epoch time in the years 1-9999, Spark's timestamp range: a time
+outside it fails ``timestamp_millis()`` in SQL."""
 
 
 def epoch(value: int | None, unit: str, where: str) -> int | None:
@@ -206,7 +239,7 @@ def epoch(value: int | None, unit: str, where: str) -> int | None:
     """
     if value is None:
         return None
-    low, high = _EPOCH_LIMITS[unit]
+    low, high = EPOCH_LIMITS[unit]
     if not low <= value <= high:
         raise DecodeError(
             "invalid_field_value",
