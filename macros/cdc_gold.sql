@@ -163,12 +163,75 @@
 {%- endmacro %}
 
 {#
+    first_of_each(events, fields): the first element of each run of elements equal in `fields`
+    (struct field names) of the array column `events` (sorted so that equal ones are
+    adjacent). `events` must be a column, not an expression: it is read once per element.
+#}
+{% macro first_of_each(events, fields) -%}
+    filter(
+        {{ events }},
+        (row_event, i) -> i = 0
+        {%- for field in fields %}
+        or not ({{ events }}[i - 1].{{ field }} <=> row_event.{{ field }})
+        {%- endfor %}
+    )
+{%- endmacro %}
+
+{#
+    event_comparator(fields): an array_sort comparator of row events by `fields`, a list of
+    [struct field name, 'asc' | 'desc'] pairs (NULL sorts first ascending).
+#}
+{% macro event_comparator(fields) -%}
+    (l, r) -> case
+        {%- for field, direction in fields %}
+        {%- set lower, higher = ('-1', '1') if direction == 'asc' else ('1', '-1') %}
+        when l.{{ field }} is null and r.{{ field }} is not null then {{ lower }}
+        when l.{{ field }} is not null and r.{{ field }} is null then {{ higher }}
+        when l.{{ field }} < r.{{ field }} then {{ lower }}
+        when l.{{ field }} > r.{{ field }} then {{ higher }}
+        {%- endfor %}
+        else 0
+    end
+{%- endmacro %}
+
+{#
+    The three steps from an identity's collected events (collect_list of row events: the
+    stored ones and the new ones) to its distinct events, each over the array column the step
+    before gives:
+
+    - by_resolution(events): sorted by change_kind, event_id, newest resolved_batch_id first;
+    - resolved_by_fingerprint(by_resolution): a change resolved again (a split update's after
+      half completed by its before half, which sets before_row_key) replaces the stored event
+      of the same change (the newest resolution of each change_kind + event_id), sorted by
+      change_kind, fingerprint, ordering_key;
+    - distinct_row_events(by_fingerprint): one event per fingerprint and change_kind - the
+      first delivery by ordering key (a redelivery repeats the fingerprint) - in the order
+      they apply (sorted_row_events).
+#}
+{% macro by_resolution(events) -%}
+    array_sort(
+        {{ events }},
+        {{ event_comparator([['change_kind', 'asc'], ['event_id', 'asc'], ['resolved_batch_id', 'desc']]) }}
+    )
+{%- endmacro %}
+
+{% macro resolved_by_fingerprint(by_resolution) -%}
+    array_sort(
+        {{ first_of_each(by_resolution, ['change_kind', 'event_id']) }},
+        {{ event_comparator([['change_kind', 'asc'], ['fingerprint', 'asc'], ['ordering_key', 'asc']]) }}
+    )
+{%- endmacro %}
+
+{% macro distinct_row_events(by_fingerprint) -%}
+    {{ sorted_row_events(first_of_each(by_fingerprint, ['change_kind', 'fingerprint'])) }}
+{%- endmacro %}
+
+{#
     kept_row_events(events, first_whole_ordering_key): a row identity's own distinct events
-    (one per fingerprint and change_kind) less the update-before halves of split updates: a
-    before half is half of one change, not a version of its own; it is kept only when no whole
-    change of the row orders before it (the row is first seen through it: its before image is
-    the row as it was). first_whole_ordering_key: first_whole_ordering_key(row_event) over
-    the identity's events.
+    (distinct_row_events) less the update-before halves of split updates: a before half is
+    half of one change, not a version of its own; it is kept only when no whole change of the
+    row orders before it (the row is first seen through it: its before image is the row as it
+    was). first_whole_ordering_key: first_whole_ordering_key(events) of the same array.
 #}
 {% macro kept_row_events(events, first_whole_ordering_key) -%}
     filter(
@@ -179,13 +242,16 @@
     )
 {%- endmacro %}
 
-{# first_whole_ordering_key(row_event): aggregate, the ordering key of the first whole change #}
-{% macro first_whole_ordering_key(row_event) -%}
-    min(
-        case
-            when {{ row_event }}.change_kind = 'change' and not {{ row_event }}.is_before_half
-                then {{ row_event }}.ordering_key
-        end
+{# first_whole_ordering_key(events): the ordering key of the first whole change of the array #}
+{% macro first_whole_ordering_key(events) -%}
+    array_min(
+        transform(
+            filter(
+                {{ events }},
+                row_event -> row_event.change_kind = 'change' and not row_event.is_before_half
+            ),
+            row_event -> row_event.ordering_key
+        )
     )
 {%- endmacro %}
 

@@ -16,19 +16,26 @@
     - last_resolved_batch_id: the newest ingest batch of its events and its table's
       truncates; the table's largest is the watermark of the next run.
 
+    One shuffle: every event of an identity is collected into one row (group by the identity)
+    and everything else - resolving, deduplicating, ordering, replaying - is array work on
+    that row (macros/cdc_gold.sql); the table's truncates are joined in per table (a few rows,
+    broadcast). Only partial key moves, which carry one identity's events into another, add a
+    join of the identities' kept events.
+
     Incremental by design (partition-scoped overwrite), like the staging and silver models:
     the table is partitioned by row_bucket, a hash bucket of the row identity
     (silver.change_events.row_identity_hash, var('cdc_row_buckets'); changing it needs
     --full-refresh). A run reads the changes of silver.change_events resolved after the
-    watermark and the truncates ingested after it, and rewrites only the buckets they touch:
-    the buckets of the identities with a new event, of the identities that carry the events
-    of such an identity (a later partial key move from it), and of the identities of a table
-    with a new truncate. Every identity of a rewritten bucket is computed again from its
-    stored row_events merged with its new ones (one with no new event gives its versions
-    back as they were), so a run equals `dbt build --full-refresh` (tested) and costs what
-    the touched buckets hold. The partial key moves are read from the whole of
-    silver.change_events (a few rows; the query leaves the recursion out when there is none),
-    and the carried events of an old key outside the touched buckets from its stored row.
+    watermark and the truncates ingested after it. It computes again only the touched
+    identities - those with a new event, those that carry the events of such an identity (a
+    later partial key move from it) and those of a table with a new truncate - from their
+    stored row_events merged with the new ones; the other identities of the buckets it
+    rewrites keep their stored rows as they are. So a run equals `dbt build --full-refresh`
+    (tested); its computation costs what the touched identities hold, its write what the
+    touched buckets hold (a Parquet partition is the smallest unit it can replace). The
+    partial key moves are read from the whole of silver.change_events (a few rows; the query
+    leaves the recursion out when there is none), and the carried events of an old key from
+    its stored row.
 
     Keys learned later: a Shareplex insert carries no key; it is keyed by the key its table's
     upd / del messages send (key_source unique_key), and by all its columns while none has
@@ -168,26 +175,24 @@ retracted_identities as (
         and rekeyed.provisional_row_key != rekeyed.row_key
 ),
 
-new_truncate_buckets as (
-    select distinct held.row_bucket
+{# the identities this run computes again: those with a new event, those of a table with a new
+   truncate, and those that carry the events of an identity with a new event (a later partial
+   key move from it); every other identity keeps its stored row #}
+touched_identities as (
+    select {{ source_identity }}, row_key, row_bucket
+    from new_events
+    union
+    select held.source_format, held.source_database, held.source_schema, held.source_table,
+        held.row_key, held.row_bucket
     from {{ this }} as held
     left semi join table_truncates
         on {{ same_table('held', 'table_truncates') }}
         and table_truncates.ingest_batch_id > {{ applied_batch_id }}
-),
-
-{# the buckets this run rewrites (a bucket whose only rows are retracted would keep its old
-   files - dynamic partition overwrite writes only buckets that have rows - which takes a lake
-   of a few rows) #}
-touched_buckets as (
-    select row_bucket from new_events
-    union
-    select row_bucket from retracted_identities
-    union
-    select row_bucket from new_truncate_buckets
     {% if with_partial_key_moves %}
     union
-    select carried_bounds.row_bucket
+    select carried_bounds.source_format, carried_bounds.source_database,
+        carried_bounds.source_schema, carried_bounds.source_table, carried_bounds.row_key,
+        carried_bounds.row_bucket
     from carried_bounds
     left semi join new_events
         on {{ same_table('carried_bounds', 'new_events') }}
@@ -195,34 +200,42 @@ touched_buckets as (
     {% endif %}
 ),
 
-{# the stored rows the run reads: every row of a touched bucket, and the old keys (in other
-   buckets) whose events a row of a touched bucket carries; but a retracted one #}
-held_rows as (
-    select held.*
-    from {{ this }} as held
-    where held.row_bucket in (select row_bucket from touched_buckets)
+{# the buckets this run rewrites (a bucket whose only rows are retracted would keep its old
+   files - dynamic partition overwrite writes only buckets that have rows - which takes a lake
+   of a few rows) #}
+touched_buckets as (
+    select row_bucket from touched_identities
+    union
+    select row_bucket from retracted_identities
+),
+
+{# the identities whose stored events the run reads: the touched ones, and the old keys whose
+   events a touched one carries #}
+read_identities as (
+    select * from touched_identities
     {% if with_partial_key_moves %}
-    union all
-    select held.*
-    from {{ this }} as held
-    left semi join (
-        select carried_bounds.*
-        from carried_bounds
-        where carried_bounds.row_bucket in (select row_bucket from touched_buckets)
-    ) as carried_bounds
-        on {{ same_table('held', 'carried_bounds') }}
-        and held.row_key = carried_bounds.carried_row_key
-        and held.row_bucket = carried_bounds.carried_row_bucket
-    where held.row_bucket not in (select row_bucket from touched_buckets)
+    union
+    select carried_bounds.source_format, carried_bounds.source_database,
+        carried_bounds.source_schema, carried_bounds.source_table,
+        carried_bounds.carried_row_key as row_key, carried_bounds.carried_row_bucket as row_bucket
+    from carried_bounds
+    left semi join touched_identities
+        on {{ same_table('carried_bounds', 'touched_identities') }}
+        and carried_bounds.row_key = touched_identities.row_key
     {% endif %}
 ),
 
-live_held_rows as (
-    select held_rows.*
-    from held_rows
+{# the stored rows of the identities read, but a retracted one #}
+held_rows as (
+    select held.*
+    from {{ this }} as held
+    left semi join read_identities
+        on {{ same_table('held', 'read_identities') }}
+        and held.row_key = read_identities.row_key
+        and held.row_bucket = read_identities.row_bucket
     left anti join retracted_identities
-        on {{ same_table('held_rows', 'retracted_identities') }}
-        and held_rows.row_key = retracted_identities.row_key
+        on {{ same_table('held', 'retracted_identities') }}
+        and held.row_key = retracted_identities.row_key
 ),
 {% endif %}
 
@@ -236,131 +249,153 @@ all_events as (
         row_key,
         row_bucket,
         row_event
-    from live_held_rows
+    from held_rows
     lateral view explode(row_events) exploded as row_event
     {% endif %}
 ),
 
-{# a change resolved again (a split update's after half completed by its before half, which
-   sets before_row_key) replaces the stored event of the same change #}
+{# each identity's events, one row per identity: the one shuffle of the model #}
+collected_events as (
+    select
+        {{ source_identity }},
+        row_key,
+        row_bucket,
+        {{ by_resolution('collect_list(row_event)') }} as by_resolution
+    from all_events
+    group by all
+),
+
 resolved_events as (
     select
         {{ source_identity }},
         row_key,
         row_bucket,
-        max_by(row_event, row_event.resolved_batch_id) as row_event
-    from all_events
-    group by
-        {{ source_identity }},
-        row_key,
-        row_bucket,
-        row_event.change_kind,
-        row_event.event_id
+        {{ resolved_by_fingerprint('by_resolution') }} as by_fingerprint
+    from collected_events
 ),
 
-{# one event per fingerprint and kind: the first delivery by ordering key #}
+{# the identity's own distinct events in the order they apply #}
 distinct_events as (
     select
         {{ source_identity }},
         row_key,
         row_bucket,
-        min_by(row_event, row_event.ordering_key) as row_event
+        {{ distinct_row_events('by_fingerprint') }} as row_events
     from resolved_events
-    group by
-        {{ source_identity }},
-        row_key,
-        row_bucket,
-        row_event.change_kind,
-        row_event.fingerprint
 ),
 
 identity_events as (
     select
-        {{ source_identity }},
-        row_key,
-        row_bucket,
-        {{ sorted_row_events('collect_list(row_event)') }} as row_events,
-        {{ first_whole_ordering_key('row_event') }} as first_whole_ordering_key,
-        max(row_event.resolved_batch_id) as last_resolved_batch_id
+        *,
+        {{ first_whole_ordering_key('row_events') }} as first_whole_ordering_key
     from distinct_events
+),
+
+{# the truncates of each table: every identity of the table replays them #}
+truncate_events as (
+    select
+        {{ source_identity }},
+        collect_list({{ truncate_row_event() }}) as row_events,
+        max(ingest_batch_id) as last_resolved_batch_id
+    from table_truncates
     group by all
 ),
 
-kept_events as (
-    select
-        {{ source_identity }},
-        row_key,
-        row_bucket,
-        row_event
-    from identity_events
-    lateral view explode(
-        {{ kept_row_events('row_events', 'first_whole_ordering_key') }}
-    ) exploded as row_event
-),
-
-{# the events each identity replays: its own, the carried ones, its table's truncates #}
-replayed_events as (
-    select * from kept_events
-    {% if with_partial_key_moves %}
-    union all
+{% if with_partial_key_moves %}
+{# the kept events an identity carries from the old keys it moved from (each old key's events
+   before the move that left it), through chains of partial key moves #}
+carried_events as (
     select
         carried_bounds.source_format,
         carried_bounds.source_database,
         carried_bounds.source_schema,
         carried_bounds.source_table,
         carried_bounds.row_key,
-        carried_bounds.row_bucket,
-        kept_events.row_event
+        collect_list(old_key.row_event) as row_events,
+        max(old_key.row_event.resolved_batch_id) as last_resolved_batch_id
     from carried_bounds
-    inner join kept_events
-        on {{ same_table('carried_bounds', 'kept_events') }}
-        and carried_bounds.carried_row_key = kept_events.row_key
-        and kept_events.row_event.ordering_key < carried_bounds.bound_ordering_key
-    {% endif %}
-    union all
-    select
-        identities.source_format,
-        identities.source_database,
-        identities.source_schema,
-        identities.source_table,
-        identities.row_key,
-        identities.row_bucket,
-        {{ truncate_row_event() }} as row_event
-    from identity_events as identities
-    inner join table_truncates
-        on {{ same_table('identities', 'table_truncates') }}
-),
-
-identity_versions as (
-    select
-        {{ source_identity }},
-        row_key,
-        row_bucket,
-        {{ row_versions(sorted_row_events('collect_list(row_event)'), 'row_key') }} as versions,
-        max(row_event.resolved_batch_id) as last_resolved_batch_id
-    from replayed_events
+    inner join (
+        select
+            {{ source_identity }},
+            row_key,
+            row_event
+        from identity_events
+        lateral view explode({{ kept_row_events('row_events', 'first_whole_ordering_key') }}) exploded as row_event
+    ) as old_key
+        on {{ same_table('carried_bounds', 'old_key') }}
+        and carried_bounds.carried_row_key = old_key.row_key
+        and old_key.row_event.ordering_key < carried_bounds.bound_ordering_key
     group by all
 ),
+{% endif %}
 
-final as (
+{# the events each identity replays: its kept own events, the carried ones, its table's
+   truncates #}
+replayed_events as (
     select
         identity_events.source_format,
         identity_events.source_database,
         identity_events.source_schema,
         identity_events.source_table,
         identity_events.row_key,
+        identity_events.row_bucket,
         identity_events.row_events,
-        coalesce(identity_versions.versions, array()) as versions,
+        {{ sorted_row_events(
+            'concat(' ~ kept_row_events(
+                'identity_events.row_events', 'identity_events.first_whole_ordering_key'
+            )
+            ~ (', coalesce(carried_events.row_events, array())' if with_partial_key_moves else '')
+            ~ ', coalesce(truncate_events.row_events, array()))'
+        ) }} as replayed_events,
         greatest(
-            identity_events.last_resolved_batch_id, identity_versions.last_resolved_batch_id
-        ) as last_resolved_batch_id,
-        identity_events.row_bucket
+            array_max(transform(identity_events.row_events, e -> e.resolved_batch_id)),
+            {% if with_partial_key_moves %}carried_events.last_resolved_batch_id,{% endif %}
+            truncate_events.last_resolved_batch_id
+        ) as last_resolved_batch_id
     from identity_events
-    left join identity_versions
-        on {{ same_table('identity_events', 'identity_versions') }}
-        and identity_events.row_key = identity_versions.row_key
+    {% if with_partial_key_moves %}
+    left join carried_events
+        on {{ same_table('identity_events', 'carried_events') }}
+        and identity_events.row_key = carried_events.row_key
+    {% endif %}
+    left join truncate_events
+        on {{ same_table('identity_events', 'truncate_events') }}
+),
+
+computed as (
+    select
+        source_format,
+        source_database,
+        source_schema,
+        source_table,
+        row_key,
+        row_events,
+        {{ row_versions('replayed_events', 'row_key') }} as versions,
+        last_resolved_batch_id,
+        row_bucket
+    from replayed_events
+),
+
+final as (
     {% if is_incremental() %}
-    where identity_events.row_bucket in (select row_bucket from touched_buckets)
+    select computed.*
+    from computed
+    left semi join touched_identities
+        on {{ same_table('computed', 'touched_identities') }}
+        and computed.row_key = touched_identities.row_key
+    union all
+    {# the other identities of the rewritten buckets keep their stored rows #}
+    select held.*
+    from {{ this }} as held
+    left anti join touched_identities
+        on {{ same_table('held', 'touched_identities') }}
+        and held.row_key = touched_identities.row_key
+    left anti join retracted_identities
+        on {{ same_table('held', 'retracted_identities') }}
+        and held.row_key = retracted_identities.row_key
+    where held.row_bucket in (select row_bucket from touched_buckets)
+    {% else %}
+    select * from computed
     {% endif %}
 )
 
