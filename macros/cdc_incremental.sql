@@ -140,3 +140,18 @@
     ) %}
     {{ return(result.columns[0].values()[0] | string | lower == 'true') }}
 {% endmacro %}
+
+{#
+    nothing_new(decoded, held_batch): true on an incremental run when decoded (the table of a
+    decoding dbt Python model, which gets a format's new bronze batches first) holds no row of
+    an ingest batch after held_batch, the newest batch the model holds: a model whose every
+    input comes from decoded then has nothing to compute, and ends its query with `where
+    false` (Spark then plans an empty relation: no scan, no shuffle, no partition written).
+    False on a full build and while parsing.
+#}
+{% macro nothing_new(decoded, held_batch) %}
+    {% if not execute or not is_incremental() %}
+        {{ return(false) }}
+    {% endif %}
+    {{ return(not has_rows(decoded, 'ingest_batch_id > ' ~ held_batch)) }}
+{% endmacro %}

@@ -1,5 +1,5 @@
 {#
-    paired_split_updates(events, match_columns): the body of an intermediate model that pairs
+    paired_split_updates(events, match_columns, decoded): the body of an intermediate model that pairs
     the two halves of split updates in a format's staging events (DataWorks UPDATE_BEFOR /
     UPDATE_AFTER, DataHub Tuple before / after image records).
 
@@ -7,6 +7,8 @@
     - events: the staging *_events relation (a ref), one row per record, with the columns of
       staging_event_columns() and image_rank (0 = before half, 1 = anything else).
     - match_columns: the columns that name one update in both halves (compared with <=>).
+    - decoded: the decoding model's table events is computed from (a ref): a run with no new
+      batch in it computes nothing (macro nothing_new).
 
     A before half is a change with op update and image_rank 0; an after half, one with image
     rank 1 and no before image. Output columns: those of events, with before_row_key of an
@@ -18,7 +20,7 @@
     before half that a new before half completes; before halves held from earlier runs pair
     new after halves.
 #}
-{% macro paired_split_updates(events, match_columns) %}
+{% macro paired_split_updates(events, match_columns, decoded) %}
 
 with
 
@@ -96,6 +98,9 @@ final as (
 )
 
 select * from final
+{% if is_incremental() and nothing_new(decoded, held_batch) %}
+where false
+{% endif %}
 {% endmacro %}
 
 {#

@@ -17,5 +17,6 @@
 
 {{ paired_split_updates(
     ref('stg_dataworks__events'),
-    ['source_format', 'source_database', 'source_schema', 'source_table', 'source_sequence_id']
+    ['source_format', 'source_database', 'source_schema', 'source_table', 'source_sequence_id'],
+    ref('stg_dataworks__envelopes'),
 ) }}

@@ -20,6 +20,7 @@
 #}
 
 {{ batch_partitioned_config() }}
+{% set decoded = ref('stg_dts_shareplex__messages') %}
 
 with
 
@@ -286,3 +287,6 @@ final as (
 )
 
 select * from final
+{% if is_incremental() and nothing_new(decoded, held_batch) %}
+where false
+{% endif %}

@@ -24,6 +24,10 @@ What :func:`decode_records` does for every format:
 4. after an interrupted append, leaves out the rows the table already holds
    (:func:`cdc_lakehouse.incremental.unheld_rows`).
 
+An incremental run with no new record of the folder's formats decodes nothing: the model
+returns an empty DataFrame of its output schema (one cheap check of bronze), so a build after
+a batch of one format costs the other formats' decoding models little.
+
 Options for the formats that need more (see :func:`decode_records`): ``legacy_swap`` (DTS Canal
 JSON topics whose registry row sets ``canal_legacy_swap``), ``multi_row`` (Canal: one row per
 changed row of a message) and ``late_metadata`` (Qlik: data messages decoded against metadata
@@ -140,6 +144,10 @@ def decode_records(
         raise FactoryError("late_metadata cannot be combined with legacy_swap or multi_row")
     format_names, decoder = decoder_of(folder)
     selected = records.where(records.source_format.isin(*format_names))
+    if dbt.is_incremental and new_bronze_records(dbt, session, selected).isEmpty():
+        # nothing new for this folder's formats: the same plan over no input, so the run
+        # appends nothing without starting the decoder's Python workers or scanning the lake
+        selected = selected.limit(0)
     if late_metadata:
         return _decode_with_metadata(dbt, session, selected.select(*BRONZE_COLUMNS), decoder)
     keys = (*RECORD_KEY, "row_index") if multi_row else RECORD_KEY
