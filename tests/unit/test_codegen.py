@@ -196,10 +196,16 @@ def test_dataworks_model_sql_and_yml(mappings):
     assert "  - name: dataworks__shop__orders\n" in yml
     assert '"Source column binData: BYTES -> binary (from base64' in yml
     assert "      - name: id\n" in yml
-    # one not-null test for the key id and last_op, last_ordering_key
-    assert "column_names: [id, last_op, last_ordering_key]" in yml
-    assert "not_null" not in yml.replace("not_null_columns", "")
-    assert "combination_of_columns: [id]" in yml
+    # one test node: the key id unique, and id, last_op, last_ordering_key never NULL
+    assert yml.count("    data_tests:\n") == 1
+    assert (
+        "    data_tests:\n"
+        "      - primary_key:\n"
+        "          arguments:\n"
+        "            key_columns: [id]\n"
+        "            not_null_columns: [id, last_op, last_ordering_key]\n"
+    ) in yml
+    assert "not_null_columns:\n" not in yml
 
 
 def test_canal_fallbacks_are_described(mappings):
@@ -222,7 +228,7 @@ def test_untyped_format_emits_strings_and_says_so(mappings):
     assert "declares no column types: every column is string" in sql
     yml = files["dts_shareplex/_dts_shareplex__models.yml"]
     assert "declares no column types: every column is string" in yml
-    assert "combination_of_columns: [mio_log_id]" in yml
+    assert "key_columns: [mio_log_id]" in yml
 
 
 def test_schema_versions_keys_and_qlik_names(mappings):
@@ -243,7 +249,8 @@ def test_schema_versions_keys_and_qlik_names(mappings):
     (mixed_model,) = plan_models([mixed], mappings)
     assert mixed_model.key_columns == ()
     yml = generate_files([mixed_model], [mixed_model])["lindorm/_lindorm__models.yml"]
-    assert "unique_combination_of_columns" not in yml
+    assert "primary_key" not in yml
+    assert "column_names: [last_op, last_ordering_key]" in yml
     assert "more than one way" in yml
 
 
