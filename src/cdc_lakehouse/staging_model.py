@@ -144,15 +144,16 @@ def decode_records(
         raise FactoryError("late_metadata cannot be combined with legacy_swap or multi_row")
     format_names, decoder = decoder_of(folder)
     selected = records.where(records.source_format.isin(*format_names))
-    if dbt.is_incremental and new_bronze_records(dbt, session, selected).isEmpty():
+    new = new_bronze_records(dbt, session, selected)
+    if dbt.is_incremental and new.isEmpty():
         # nothing new for this folder's formats: the same plan over no input, so the run
         # appends nothing without starting the decoder's Python workers or scanning the lake
-        selected = selected.limit(0)
+        selected = new = selected.limit(0)
     if late_metadata:
         return _decode_with_metadata(dbt, session, selected.select(*BRONZE_COLUMNS), decoder)
     keys = (*RECORD_KEY, "row_index") if multi_row else RECORD_KEY
     if legacy_swap:
-        selected = selected.selectExpr(
+        selected = new.selectExpr(
             "source_format",
             f"coalesce({LEGACY_SWAP_COLUMN}, false) as {LEGACY_SWAP_COLUMN}",
             *BRONZE_COLUMNS[1:],
@@ -163,9 +164,9 @@ def decode_records(
             *BRONZE_COLUMN_TYPES[1:],
         )
     else:
-        selected = selected.select(*BRONZE_COLUMNS)
+        selected = new.select(*BRONZE_COLUMNS)
         input_columns = BRONZE_COLUMN_TYPES
-    selected = spread_over_cores(new_bronze_records(dbt, session, selected))
+    selected = spread_over_cores(selected)
     schema = decoder.output_schema_ddl(schema_ddl(input_columns))
     if legacy_swap:
         normal = selected.where(f"not {LEGACY_SWAP_COLUMN}").mapInArrow(

@@ -5,6 +5,7 @@ values, and no drift between the committed models and what the command generates
 from __future__ import annotations
 
 import io
+import json
 import re
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -144,8 +145,6 @@ def test_codegen_check_reports_no_drift(generated):
 def test_the_key_test_names_duplicated_keys_and_nulls(spark, run_dbt, built_lake):
     """The one data test of a typed model (generic test primary_key) passes on the built lake
     and names each broken check: a key held by two rows, a NULL in a not-null column."""
-    import json
-
     model = "dataworks__mydatabase__myschema__tablename"  # key id (bigint), live rows
     run_dbt("compile", "--select", f"{model},test_type:generic")
     target = Path(run_dbt.target_path)
