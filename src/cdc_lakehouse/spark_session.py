@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from cdc_lakehouse.metastore_lock import DERBY_LOCK_FILE, busy_message, metastore_holder
 from cdc_lakehouse.settings import ConfigError, Settings, load_settings
+from cdc_lakehouse.spark_master import check_master, master_conf, spark_master
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -128,6 +129,7 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         "spark.pyspark.python": sys.executable,
         "spark.pyspark.driver.python": sys.executable,
     }
+    conf.update(master_conf(conf["spark.master"]))  # a cluster: driver address, executors
     if settings.table_format == "delta":
         conf["spark.sql.extensions"] = DELTA_EXTENSION
         conf["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG
@@ -145,6 +147,8 @@ def get_spark(settings: Settings | None = None) -> SparkSession:
 
     Raises:
         ConfigError: the lake directory cannot be created or written.
+        MasterUnreachableError: ``CDC_SPARK_MASTER`` is a ``spark://`` master that does not
+            answer (checked before anything is written, see :mod:`cdc_lakehouse.spark_master`).
         MetastoreBusyError: another process has the embedded Derby metastore open (checked
             before the JVM starts, and again when the metastore is opened right after).
         DeltaUnavailableError: Delta requested but its jars cannot be resolved or loaded.
@@ -166,6 +170,7 @@ def _create_spark(settings: Settings | None) -> SparkSession:
     from pyspark.sql import SparkSession
 
     settings = settings or load_settings()
+    check_master(spark_master())  # before anything is written or started
     ensure_lake_dir(settings)
     conf = spark_conf(settings)
     derby_dir = embedded_derby_dir(conf)

@@ -40,12 +40,26 @@ class SparkSessionCredentials(SparkCredentials):
         return "sparksession"
 
 
-class MetastoreBusy(FailedToConnectError):
-    """:class:`cdc_lakehouse.spark_session.MetastoreBusyError` as a dbt error.
+class SessionConfigError(FailedToConnectError):
+    """A :class:`cdc_lakehouse.settings.ConfigError` of the session's creation as a dbt error
+    (an unreachable ``CDC_SPARK_MASTER``, an invalid setting, a lake that cannot be written).
 
     Raised by the first connection, while dbt fills its relation cache: dbt stops before any
-    node runs, prints the message once and exits 2.
+    node runs, prints the one-line message once (under "Encountered an error:" and
+    "Configuration Error") and exits 2.
     """
+
+    @property
+    def type(self) -> str:
+        return "Configuration"
+
+
+class MetastoreBusy(SessionConfigError):
+    """:class:`cdc_lakehouse.spark_session.MetastoreBusyError` as a dbt error."""
+
+    @property
+    def type(self) -> str:
+        return "Database"
 
 
 class SparkSessionConnectionManager(SparkConnectionManager):
@@ -59,25 +73,30 @@ class SparkSessionConnectionManager(SparkConnectionManager):
 
         Raises:
             MetastoreBusy: another process has the embedded metastore open.
+            SessionConfigError: any other setting problem (e.g. a ``spark://`` master that
+                does not answer).
         """
+        from cdc_lakehouse.settings import ConfigError
         from cdc_lakehouse.spark_session import MetastoreBusyError, get_spark
 
         try:
             get_spark()
         except MetastoreBusyError as exc:
             raise MetastoreBusy(str(exc)) from None
+        except ConfigError as exc:
+            raise SessionConfigError(str(exc)) from None
         return super().open(connection)
 
     @contextmanager
     def exception_handler(self, sql: str) -> Iterator[None]:
-        """dbt-spark's handler, except that :class:`MetastoreBusy` passes through as raised.
+        """dbt-spark's handler, except that :class:`SessionConfigError` passes through as raised.
 
         dbt-spark wraps every error in a new ``DbtRuntimeError`` at each level (query, then
         macro), which would frame the one-line message in two more "Runtime Error" lines.
         """
         try:
             yield
-        except MetastoreBusy:
+        except SessionConfigError:
             raise
         except Exception as exc:
             with super().exception_handler(sql):
