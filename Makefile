@@ -1,5 +1,7 @@
 # Quick start: `make demo` (install, ingest the sample dump, dbt build, print a summary) and
 # `make test` (install, run every test). Both install what they need into .venv first.
+# `make spark-cluster` starts a Spark standalone cluster on this machine to run them on
+# (export the CDC_SPARK_MASTER it prints); `make spark-cluster-stop` stops it.
 SHELL := bash
 .SHELLFLAGS := -o pipefail -c
 PYTHON ?= python3
@@ -14,7 +16,8 @@ KAFKA_LAKE ?= lake-kafka
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: install demo ingest build docs test lint clean kafka-broker demo-kafka bench
+.PHONY: install demo ingest build docs test lint clean kafka-broker demo-kafka bench \
+	spark-cluster spark-cluster-stop spark-cluster-status
 
 install: $(STAMP)
 
@@ -41,7 +44,8 @@ build: install
 docs: install
 	$(DBT) docs generate $(DBT_ARGS)
 
-## test: lint, then every pytest test (unit, ingest, dbt build on the fixtures)
+## test: lint, then every pytest test (unit, ingest, dbt build on the fixtures, the sample dump
+## end to end on a Spark standalone cluster of this machine)
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
@@ -57,7 +61,23 @@ lint: install
 	$(BIN)/ruff format --check .
 
 clean:
+	[ ! -x $(BIN)/python ] || $(BIN)/python -m cdc_lakehouse.cluster stop
 	rm -rf lake target logs
+
+## spark-cluster: a Spark standalone master and 2 workers (1 core, 2g each) from the pyspark
+## wheel on 127.0.0.1 (master port 7077, web UI 8080), left running; prints the master URL:
+## `export CDC_SPARK_MASTER=spark://127.0.0.1:7077` runs ingest, dbt and the summary on it.
+## Logs and work dirs in $$CDC_LAKE_DIR/cluster (default lake/cluster). Flags, e.g.
+## SPARK_CLUSTER_ARGS="--port 0 --webui-port 0 --worker-memory 3g" (0: any free port)
+spark-cluster: install
+	$(BIN)/python -m cdc_lakehouse.cluster start $(SPARK_CLUSTER_ARGS)
+
+## spark-cluster-stop: stop the cluster of `make spark-cluster` (workers, then the master)
+spark-cluster-stop: install
+	$(BIN)/python -m cdc_lakehouse.cluster stop
+
+spark-cluster-status: install
+	$(BIN)/python -m cdc_lakehouse.cluster status
 
 ## kafka-broker: a local Kafka-protocol broker (Tansu, in-memory) on 127.0.0.1:$(KAFKA_PORT) until Ctrl-C
 kafka-broker: install
