@@ -40,8 +40,10 @@ class SparkSessionCredentials(SparkCredentials):
         return "sparksession"
 
 
-class MetastoreBusy(FailedToConnectError):
-    """:class:`cdc_lakehouse.spark_session.MetastoreBusyError` as a dbt error.
+class SparkConfigurationError(FailedToConnectError):
+    """A :class:`cdc_lakehouse.settings.ConfigError` of the Spark session as a dbt error: the
+    embedded metastore busy, the shared metastore unreachable or refusing the credentials, a
+    Spark master that does not answer, a bad setting.
 
     Raised by the first connection, while dbt fills its relation cache: dbt stops before any
     node runs, prints the message once and exits 2.
@@ -58,26 +60,29 @@ class SparkSessionConnectionManager(SparkConnectionManager):
         """Create the project's SparkSession, then dbt-spark's session connection.
 
         Raises:
-            MetastoreBusy: another process has the embedded metastore open.
+            SparkConfigurationError: the session cannot start because of a setting or a
+                service it needs (see the class).
         """
-        from cdc_lakehouse.spark_session import MetastoreBusyError, get_spark
+        from cdc_lakehouse.settings import ConfigError
+        from cdc_lakehouse.spark_session import get_spark
 
         try:
             get_spark()
-        except MetastoreBusyError as exc:
-            raise MetastoreBusy(str(exc)) from None
+        except ConfigError as exc:
+            raise SparkConfigurationError(str(exc)) from None
         return super().open(connection)
 
     @contextmanager
     def exception_handler(self, sql: str) -> Iterator[None]:
-        """dbt-spark's handler, except that :class:`MetastoreBusy` passes through as raised.
+        """dbt-spark's handler, except that :class:`SparkConfigurationError` passes through as
+        raised.
 
         dbt-spark wraps every error in a new ``DbtRuntimeError`` at each level (query, then
         macro), which would frame the one-line message in two more "Runtime Error" lines.
         """
         try:
             yield
-        except MetastoreBusy:
+        except SparkConfigurationError:
             raise
         except Exception as exc:
             with super().exception_handler(sql):
