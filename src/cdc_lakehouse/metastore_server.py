@@ -193,7 +193,13 @@ class MetastoreServer:
         env = {**os.environ, "PGPASSWORD": self.password_file.read_text().strip()}
         psql = [str(postgres_bin("psql")), "-h", "127.0.0.1", "-p", str(port), "-U", ROLE]
         exists = subprocess.run(
-            [*psql, "-d", "postgres", "-tAc", f"select 1 from pg_database where datname = '{DATABASE}'"],
+            [
+                *psql,
+                "-d",
+                "postgres",
+                "-tAc",
+                f"select 1 from pg_database where datname='{DATABASE}'",
+            ],
             env=env,
             capture_output=True,
             text=True,

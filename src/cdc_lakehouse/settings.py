@@ -24,8 +24,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 from pathlib import Path
+from urllib.parse import urlsplit
 
 TABLE_FORMATS = ("parquet", "delta")
 DEFAULT_JDBC_JAR = Path("/usr/share/java/postgresql.jar")

@@ -164,6 +164,10 @@ def shared_metastore_conf(metastore: SharedMetastore) -> dict[str, str]:
         "spark.hadoop.datanucleus.schema.autoCreateConstraints": "false",
         "spark.hadoop.hive.metastore.schema.verification": "false",
         "spark.driver.extraClassPath": str(metastore.jar),
+        # Other processes rewrite tables this session reads (dbt beside a reader, the ingest
+        # job beside dbt): without the per-session cache of a table's relation, each query
+        # lists the table's files again instead of reading files a rewrite has removed.
+        "spark.sql.filesourceTableRelationCacheSize": "0",
     }
 
 
