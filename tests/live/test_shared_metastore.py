@@ -104,9 +104,10 @@ def test_incomplete_metastore_settings_say_what_to_set(env: dict[str, str], mess
 def test_metastore_settings_read_the_password_file(metastore: dict[str, str]):
     settings = load_settings(metastore)
     assert settings.metastore is not None
-    assert settings.metastore.password == Path(
-        metastore["CDC_METASTORE_PASSWORD_FILE"]
-    ).read_text().strip()
+    assert (
+        settings.metastore.password
+        == Path(metastore["CDC_METASTORE_PASSWORD_FILE"]).read_text().strip()
+    )
     assert settings.metastore.password not in repr(settings)
 
 
