@@ -13,11 +13,15 @@ DBT_ARGS := --project-dir . --profiles-dir .
 SAMPLE_DUMP ?= sample_data/dump
 KAFKA_PORT ?= 19092
 KAFKA_LAKE ?= lake-kafka
+LIVE_LAKE ?= lake-live
+LIVE_ARGS ?=
+METASTORE_DIR ?= $(or $(CDC_LAKE_DIR),lake)/metastore_pg
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
 .PHONY: install demo ingest build docs test lint clean kafka-broker demo-kafka bench \
-	spark-cluster spark-cluster-stop spark-cluster-status
+	spark-cluster spark-cluster-stop spark-cluster-status metastore metastore-stop demo-live \
+	postgresql-packages
 
 install: $(STAMP)
 
@@ -45,8 +49,9 @@ docs: install
 	$(DBT) docs generate $(DBT_ARGS)
 
 ## test: lint, then every pytest test (unit, ingest, dbt build on the fixtures, the sample dump
-## end to end on a Spark standalone cluster of this machine)
-test: install
+## end to end on a Spark standalone cluster of this machine, the live demo on a shared
+## PostgreSQL metastore; installs PostgreSQL from Debian when missing)
+test: install postgresql-packages
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
@@ -93,3 +98,25 @@ demo-kafka: install
 	CDC_LAKE_DIR=$(KAFKA_LAKE) $(BIN)/python -m ingest --bootstrap-servers 127.0.0.1:$(KAFKA_PORT) && \
 	CDC_LAKE_DIR=$(KAFKA_LAKE) $(DBT) build $(DBT_ARGS) && \
 	CDC_LAKE_DIR=$(KAFKA_LAKE) $(BIN)/python -m cdc_lakehouse.summary
+
+# Debian's PostgreSQL server and JDBC driver, installed when missing (root, or sudo).
+postgresql-packages:
+	@dpkg -s postgresql libpostgresql-jdbc-java >/dev/null 2>&1 || { \
+		echo "installing postgresql and libpostgresql-jdbc-java (apt-get)"; \
+		$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
+		$(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq postgresql libpostgresql-jdbc-java >/dev/null; }
+
+## metastore: a PostgreSQL-backed Hive metastore for the lake (shared by ingest, dbt, readers);
+## prints the export lines, also written to $(METASTORE_DIR)/metastore.env: source that file
+metastore: install postgresql-packages
+	$(BIN)/python -m cdc_lakehouse.metastore_server start --dir $(METASTORE_DIR)
+
+metastore-stop: install
+	$(BIN)/python -m cdc_lakehouse.metastore_server stop --dir $(METASTORE_DIR)
+
+## demo-live: broker + live stream + continuous ingest + a dbt build every minute + a reader of
+## gold, on a shared metastore in $(LIVE_LAKE) (emptied first); checks gold against the oracle
+## (about 7 minutes; LIVE_ARGS="--duration 120 --rate 200 --build-interval 45")
+demo-live: install postgresql-packages
+	$(BIN)/python -m cdc_lakehouse.live --lake $(LIVE_LAKE) $(LIVE_ARGS)

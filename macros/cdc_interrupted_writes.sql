@@ -67,9 +67,14 @@
     {%- endif -%}
 {% endmacro %}
 
-{# on-run-start: remove what killed writes left in the lake (no other process writes then) #}
+{# on-run-start: remove what killed writes left in the lake (one dbt command at a time writes it) #}
 {% macro remove_write_leftovers() %}
     {% if execute %}
-        {% do adapter.remove_write_leftovers() %}
+        {# the sources' tables are the ingest job's: it may be writing one right now #}
+        {% set sources = [] %}
+        {% for node in graph.sources.values() %}
+            {% do sources.append(node.schema ~ '.' ~ node.identifier) %}
+        {% endfor %}
+        {% do adapter.remove_write_leftovers(sources) %}
     {% endif %}
 {% endmacro %}

@@ -4,10 +4,9 @@
 
     - After a `dbt build` of the whole project (no --select / --exclude / --selector /
       --resource-type / --exclude-resource-type) in which every node succeeded,
-      record_tested_batches (on-run-end) appends to silver.cdc_tested_batches the newest
-      bronze ingest batch that was in bronze when the build started (bronze
-      ingested_at before run_started_at): every record up to it went through every model and
-      passed every test.
+      record_tested_batches (on-run-end) appends to silver.cdc_tested_batches the bronze
+      ingest batch the build pinned when it started (macros/cdc_bronze_pin.sql): every record
+      up to it went through every model and passed every test.
     - A generic data test of a later run then reads only the rows of its model resolved after
       that batch (get_where_subquery below): coalesce(resolved_batch_id, ingest_batch_id),
       resolved_batch_id, last_resolved_batch_id or ingest_batch_id, the first the model
@@ -39,10 +38,6 @@
             {{ return('') }}
         {% endif %}
     {% endfor %}
-    {% set bronze = source('bronze', 'kafka_records') %}
-    {% if load_relation(bronze) is none %}
-        {{ return('') }}
-    {% endif %}
     {% do run_query(
         'create table if not exists ' ~ tested_batches_table()
         ~ ' (tested_through_batch_id bigint, build_started_at timestamp, invocation_id string)'
@@ -50,10 +45,9 @@
     ) %}
     {% do run_query(
         'insert into ' ~ tested_batches_table()
-        ~ " select max(ingest_batch_id), timestamp'" ~ run_started_at.strftime('%Y-%m-%d %H:%M:%S.%f')
-        ~ "', '" ~ invocation_id ~ "' from " ~ bronze
-        ~ " where ingested_at < timestamp'" ~ run_started_at.strftime('%Y-%m-%d %H:%M:%S.%f')
-        ~ "' having max(ingest_batch_id) is not null"
+        ~ " select bronze_batch_id, timestamp'" ~ run_started_at.strftime('%Y-%m-%d %H:%M:%S.%f')
+        ~ "', '" ~ invocation_id ~ "' from " ~ bronze_pin_table()
+        ~ " where invocation_id = '" ~ invocation_id ~ "' and bronze_batch_id >= 0"
     ) %}
     {{ return('') }}
 {% endmacro %}

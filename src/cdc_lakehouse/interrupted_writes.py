@@ -27,6 +27,7 @@ false) and written over its table; a Python model then appends only the rows its
 from __future__ import annotations
 
 import shutil
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
@@ -47,15 +48,19 @@ def _local_dir(location: str) -> Path | None:
     return Path(unquote(parsed.path))
 
 
-def remove_write_leftovers(spark: SparkSession) -> list[Path]:
+def remove_write_leftovers(spark: SparkSession, keep: Collection[str] = ()) -> list[Path]:
     """Remove what killed writes left in the databases' directories; return what was removed.
 
     In the directory of every database but ``default`` (whose tables would sit next to the
     other databases' directories): each sub-directory that no table or view of the database is
     named after (an interrupted ``CREATE TABLE AS SELECT``), and the :data:`WRITE_LEFTOVERS`
     inside the directories of existing tables. Hidden and ``_`` directories of a database are
-    left alone, so is any location that is not on the local file system.
+    left alone, so is any location that is not on the local file system, and so are the
+    tables named in ``keep`` (``database.table``, any case): tables another process writes
+    (the ingest job's ``bronze.kafka_records``, which may be writing a batch right now, with a
+    shared metastore).
     """
+    kept = {name.lower() for name in keep}
     removed: list[Path] = []
     for database in spark.sql("SHOW DATABASES").collect():
         name = database[0]
@@ -71,6 +76,8 @@ def remove_write_leftovers(spark: SparkSession) -> list[Path]:
         }
         for entry in sorted(directory.iterdir()):
             if not entry.is_dir() or entry.name.startswith((".", "_")):
+                continue
+            if f"{name}.{entry.name}".lower() in kept:
                 continue
             if entry.name.lower() not in tables:
                 shutil.rmtree(entry)

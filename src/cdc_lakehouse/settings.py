@@ -9,6 +9,12 @@ Every setting comes from an environment variable so that ``python -m ingest``, `
 - ``CDC_DELTA_JARS_DIR`` (optional): a local directory holding the Delta Lake jars
   (``delta-spark_*.jar`` and ``delta-storage-*.jar``); without it Delta jars are resolved the
   usual way (``spark.jars.packages``, which needs a Maven repository).
+- ``CDC_METASTORE_JDBC_URL`` (optional): a shared Hive metastore database instead of the
+  embedded Derby one (``jdbc:postgresql://host:port/db``; ``make metastore`` runs one), with
+  ``CDC_METASTORE_USER`` and the password in ``CDC_METASTORE_PASSWORD`` or in the file named by
+  ``CDC_METASTORE_PASSWORD_FILE`` (never printed), and the JDBC driver jar
+  ``CDC_METASTORE_JDBC_JAR`` (default :data:`DEFAULT_JDBC_JAR`, Debian's
+  ``libpostgresql-jdbc-java``).
 
 Errors: :class:`ConfigError` with a message that says what to fix.
 """
@@ -16,14 +22,45 @@ Errors: :class:`ConfigError` with a message that says what to fix.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 TABLE_FORMATS = ("parquet", "delta")
+DEFAULT_JDBC_JAR = Path("/usr/share/java/postgresql.jar")
+JDBC_DRIVERS = {
+    "postgresql": "org.postgresql.Driver",
+    "mysql": "com.mysql.cj.jdbc.Driver",
+    "mariadb": "org.mariadb.jdbc.Driver",
+}
+"""JDBC driver class per URL scheme (``jdbc:<scheme>:``) of a shared metastore database."""
 
 
 class ConfigError(ValueError):
     """A setting is invalid; the message names the setting and what to do."""
+
+
+@dataclass(frozen=True)
+class SharedMetastore:
+    """A shared Hive metastore database (JDBC).
+
+    Attributes:
+        jdbc_url: ``jdbc:<scheme>://host:port/database``.
+        host / port: where the database listens (checked before Spark starts).
+        driver: JDBC driver class.
+        jar: the driver's jar, put on the driver's class path.
+        user: database user.
+        password: database password (left out of ``repr``).
+    """
+
+    jdbc_url: str
+    host: str
+    port: int
+    driver: str
+    jar: Path
+    user: str
+    password: str = field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -34,11 +71,13 @@ class Settings:
         lake_dir: absolute path of the lakehouse root.
         table_format: ``"parquet"`` or ``"delta"``.
         delta_jars_dir: absolute path of a local Delta jar directory, or ``None``.
+        metastore: the shared metastore, or ``None`` for the embedded Derby one.
     """
 
     lake_dir: Path
     table_format: str
     delta_jars_dir: Path | None
+    metastore: SharedMetastore | None = None
 
     @property
     def warehouse_dir(self) -> Path:
@@ -56,11 +95,12 @@ class Settings:
         return self.lake_dir / "checkpoints"
 
 
-def load_settings(environ: dict[str, str] | None = None) -> Settings:
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Read the settings from ``environ`` (default: ``os.environ``).
 
     Raises:
-        ConfigError: unknown ``CDC_TABLE_FORMAT``, or ``CDC_DELTA_JARS_DIR`` not a directory.
+        ConfigError: unknown ``CDC_TABLE_FORMAT``, ``CDC_DELTA_JARS_DIR`` not a directory, or a
+            shared metastore setting missing or invalid (see :func:`load_metastore`).
     """
     env = os.environ if environ is None else environ
     lake_dir = Path(env.get("CDC_LAKE_DIR") or "./lake").expanduser().resolve()
@@ -77,4 +117,72 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
             f"CDC_DELTA_JARS_DIR={jars!r} is not a directory: point it at a directory holding "
             "delta-spark_*.jar and delta-storage-*.jar, or unset it."
         )
-    return Settings(lake_dir=lake_dir, table_format=table_format, delta_jars_dir=delta_jars_dir)
+    return Settings(
+        lake_dir=lake_dir,
+        table_format=table_format,
+        delta_jars_dir=delta_jars_dir,
+        metastore=load_metastore(env),
+    )
+
+
+def load_metastore(env: Mapping[str, str]) -> SharedMetastore | None:
+    """The shared metastore of ``CDC_METASTORE_*`` in ``env``, or ``None`` without
+    ``CDC_METASTORE_JDBC_URL``.
+
+    Raises:
+        ConfigError: the URL is not ``jdbc:<scheme>://host:port/db``, its scheme has no known
+            driver, ``CDC_METASTORE_USER`` or the password is missing, the password file cannot
+            be read, or the driver jar is not a file.
+    """
+    url = (env.get("CDC_METASTORE_JDBC_URL") or "").strip()
+    if not url:
+        return None
+    scheme, _, rest = url.removeprefix("jdbc:").partition(":")
+    parts = urlsplit(f"{scheme}:{rest}")
+    if not url.startswith("jdbc:") or not parts.hostname or not parts.path.strip("/"):
+        raise ConfigError(
+            f"CDC_METASTORE_JDBC_URL={url!r} is not a JDBC URL with a host and a database: use "
+            "jdbc:postgresql://HOST:PORT/DATABASE (make metastore prints one)."
+        )
+    if scheme not in JDBC_DRIVERS:
+        raise ConfigError(
+            f"CDC_METASTORE_JDBC_URL: no known JDBC driver for {scheme!r}: use one of "
+            f"{', '.join(JDBC_DRIVERS)}."
+        )
+    try:
+        port = parts.port or 5432
+    except ValueError:
+        raise ConfigError(f"CDC_METASTORE_JDBC_URL={url!r} has an invalid port.") from None
+    user = env.get("CDC_METASTORE_USER") or ""
+    if not user:
+        raise ConfigError("CDC_METASTORE_JDBC_URL is set but CDC_METASTORE_USER is not: set it.")
+    password = env.get("CDC_METASTORE_PASSWORD")
+    password_file = env.get("CDC_METASTORE_PASSWORD_FILE")
+    if password is None and password_file:
+        try:
+            password = Path(password_file).expanduser().read_text().strip()
+        except OSError as exc:
+            raise ConfigError(
+                f"CDC_METASTORE_PASSWORD_FILE={password_file!r} cannot be read "
+                f"({exc.strerror or exc}): point it at the metastore password file."
+            ) from None
+    if password is None:
+        raise ConfigError(
+            "CDC_METASTORE_JDBC_URL is set but no password: set CDC_METASTORE_PASSWORD_FILE "
+            "(or CDC_METASTORE_PASSWORD)."
+        )
+    jar = Path(env.get("CDC_METASTORE_JDBC_JAR") or DEFAULT_JDBC_JAR).expanduser()
+    if not jar.is_file():
+        raise ConfigError(
+            f"The metastore's JDBC driver {jar} is missing: run make metastore (it installs "
+            "libpostgresql-jdbc-java) or set CDC_METASTORE_JDBC_JAR to the driver's jar."
+        )
+    return SharedMetastore(
+        jdbc_url=url,
+        host=parts.hostname,
+        port=port,
+        driver=JDBC_DRIVERS[scheme],
+        jar=jar.resolve(),
+        user=user,
+        password=password,
+    )

@@ -24,6 +24,7 @@ instead of Hive's retries and stack traces.
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import tempfile
 import threading
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cdc_lakehouse.metastore_lock import DERBY_LOCK_FILE, busy_message, metastore_holder
-from cdc_lakehouse.settings import ConfigError, Settings, load_settings
+from cdc_lakehouse.settings import ConfigError, Settings, SharedMetastore, load_settings
 from cdc_lakehouse.spark_master import check_master, master_conf, spark_master
 
 if TYPE_CHECKING:
@@ -51,6 +52,10 @@ class DeltaUnavailableError(ConfigError):
 
 class MetastoreBusyError(ConfigError):
     """Another process has the embedded Derby metastore open (Derby admits one JVM at a time)."""
+
+
+class MetastoreUnavailableError(ConfigError):
+    """The shared metastore database does not answer or refuses the credentials."""
 
 
 def delta_jar_paths(jars_dir: Path) -> list[Path]:
@@ -130,12 +135,59 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         "spark.pyspark.driver.python": sys.executable,
     }
     conf.update(master_conf(conf["spark.master"]))  # a cluster: driver address, executors
+    if settings.metastore is not None:
+        conf.update(shared_metastore_conf(settings.metastore))
     if settings.table_format == "delta":
         conf["spark.sql.extensions"] = DELTA_EXTENSION
         conf["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG
         if settings.delta_jars_dir is not None:
             conf["spark.jars"] = ",".join(str(p) for p in delta_jar_paths(settings.delta_jars_dir))
     return conf
+
+
+def shared_metastore_conf(metastore: SharedMetastore) -> dict[str, str]:
+    """The ``spark.*`` settings of a shared metastore database: its JDBC connection, its
+    driver on the driver's class path, and Spark creating the metastore's tables on first use
+    (Hive's ``datanucleus.schema.autoCreateAll``; schema version checks off, as Spark's own
+    metastore does). The password goes to Spark's configuration, which Spark redacts in its
+    UI and logs (``spark.redaction.regex``)."""
+    return {
+        "spark.hadoop.javax.jdo.option.ConnectionURL": metastore.jdbc_url,
+        "spark.hadoop.javax.jdo.option.ConnectionDriverName": metastore.driver,
+        "spark.hadoop.javax.jdo.option.ConnectionUserName": metastore.user,
+        "spark.hadoop.javax.jdo.option.ConnectionPassword": metastore.password,
+        # DataNucleus adds foreign keys with ALTER TABLE on a connection of its own while
+        # the metastore transaction that made it create the table holds a lock on the
+        # referenced table: on PostgreSQL that waits forever (checked). So it creates tables
+        # and columns but no constraints.
+        "spark.hadoop.datanucleus.schema.autoCreateAll": "false",
+        "spark.hadoop.datanucleus.schema.autoCreateTables": "true",
+        "spark.hadoop.datanucleus.schema.autoCreateColumns": "true",
+        "spark.hadoop.datanucleus.schema.autoCreateConstraints": "false",
+        "spark.hadoop.hive.metastore.schema.verification": "false",
+        "spark.driver.extraClassPath": str(metastore.jar),
+        # Other processes rewrite tables this session reads (dbt beside a reader, the ingest
+        # job beside dbt): without the per-session cache of a table's relation, each query
+        # lists the table's files again instead of reading files a rewrite has removed.
+        "spark.sql.filesourceTableRelationCacheSize": "0",
+    }
+
+
+def check_metastore_reachable(metastore: SharedMetastore, timeout_s: float = 3.0) -> None:
+    """Check that the shared metastore's database accepts TCP connections (before the JVM
+    starts, so that a stopped database is one line, not Hive's retries).
+
+    Raises:
+        MetastoreUnavailableError: no answer within ``timeout_s`` seconds.
+    """
+    try:
+        with socket.create_connection((metastore.host, metastore.port), timeout=timeout_s):
+            return
+    except OSError as exc:
+        raise MetastoreUnavailableError(
+            f"The metastore database at {metastore.host}:{metastore.port} does not answer "
+            f"({exc.strerror or exc}): start it (make metastore) or fix CDC_METASTORE_JDBC_URL."
+        ) from None
 
 
 def get_spark(settings: Settings | None = None) -> SparkSession:
@@ -171,11 +223,13 @@ def _create_spark(settings: Settings | None) -> SparkSession:
 
     settings = settings or load_settings()
     check_master(spark_master())  # before anything is written or started
-    ensure_lake_dir(settings)
     conf = spark_conf(settings)
     derby_dir = embedded_derby_dir(conf)
     if derby_dir is not None:
         check_metastore_free(derby_dir)
+    if settings.metastore is not None:
+        check_metastore_reachable(settings.metastore)
+    ensure_lake_dir(settings)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder
@@ -200,6 +254,8 @@ def _create_spark(settings: Settings | None) -> SparkSession:
         raise
     if derby_dir is not None:
         open_metastore(spark, derby_dir)
+    elif settings.metastore is not None:
+        open_shared_metastore(spark, settings.metastore)
     spark.sparkContext.setLogLevel(os.environ.get("CDC_SPARK_LOG_LEVEL", "WARN"))
     if settings.table_format == "delta":
         _check_delta_loaded(spark)
@@ -298,6 +354,50 @@ def open_metastore(spark: SparkSession, derby_dir: Path) -> None:
         spark.stop()
         raise MetastoreBusyError(busy_message(derby_dir, holder)) from failure
     spark.catalog.databaseExists("default")
+
+
+def open_shared_metastore(spark: SparkSession, metastore: SharedMetastore) -> None:
+    """Open the shared metastore now, and report refused credentials in one line.
+
+    The first open runs with Spark's log off (Hive logs each failed attempt with stack
+    traces). A failure whose causes say the password or user was refused stops the session
+    and raises; any other failure is retried once with the log on, so that its diagnostics are
+    printed and its exception raised.
+
+    Raises:
+        MetastoreUnavailableError: the database refused the user or password.
+        pyspark.errors.AnalysisException: the metastore cannot be opened for another reason.
+    """
+    log4j = spark.sparkContext._jvm.org.apache.logging.log4j  # type: ignore[union-attr]
+    log4j.core.config.Configurator.setAllLevels(log4j.LogManager.ROOT_LOGGER_NAME, log4j.Level.OFF)
+    try:
+        spark.catalog.databaseExists("default")
+        failure = None
+    except Exception as exc:
+        failure = exc
+    finally:
+        log4j.LogManager.getContext(False).reconfigure()
+    if failure is None:
+        return
+    # the JVM's stack trace text (pyspark's captured exception) names the causes
+    text = f"{failure}\n{getattr(failure, '_stackTrace', '') or ''}"
+    if any(marker in text for marker in AUTH_FAILURE_MARKERS):
+        spark.stop()
+        raise MetastoreUnavailableError(
+            f"The metastore database at {metastore.host}:{metastore.port} refused user "
+            f"{metastore.user!r} or its password: check CDC_METASTORE_USER and "
+            "CDC_METASTORE_PASSWORD_FILE (make metastore writes both)."
+        ) from None
+    spark.catalog.databaseExists("default")
+
+
+AUTH_FAILURE_MARKERS = (
+    "password authentication failed",
+    "no password was provided",
+    "Access denied for user",
+    'role "',
+)
+"""Texts of a JDBC driver's refusal of a user or password (PostgreSQL, MySQL / MariaDB)."""
 
 
 def ensure_lake_dir(settings: Settings) -> None:

@@ -1,11 +1,13 @@
 -- Counting holds: every bronze record is accounted for in silver as change rows (one per row
 -- index of a multi-row message), a control event, a captured DDL record or a quarantined record,
--- and no (record, row index) is counted twice. Returns the records that break this.
+-- and no (record, row index) is counted twice. Returns the records that break this. The
+-- records are those of the last run or build (stg_bronze__kafka_records: bronze up to the batch
+-- pinned when it started); batches ingested since wait for the next build.
 
 with
 
 kafka_records as (
-    select topic, partition, offset from {{ source('bronze', 'kafka_records') }}
+    select topic, partition, offset from {{ ref('stg_bronze__kafka_records') }}
 ),
 
 accounted as (

@@ -29,6 +29,10 @@ from cdc_lakehouse.dump import DumpRecord
 from cdc_lakehouse.simulate.delivery import Delivery, DeliveryConfig, deliver, write_dump
 from cdc_lakehouse.simulate.encoders import ENCODERS
 from cdc_lakehouse.simulate.generate import SimulationConfig, combine, generate
+from cdc_lakehouse.simulate.gold_check import (
+    RowMultiset,
+    current_rows_tables,
+)
 from cdc_lakehouse.simulate.history import History
 from cdc_lakehouse.simulate.oracle import current_state
 
@@ -91,9 +95,6 @@ def write_records(directory: Path, records: list[DumpRecord]) -> Path:
     return directory
 
 
-RowMultiset = Counter[tuple[tuple[str, str | None], ...]]
-
-
 def expected_tables(simulation: Simulation, history: History) -> dict[str, RowMultiset]:
     """The oracle's live rows of each table, in the encoder's value texts, as multisets."""
     state = current_state(history)
@@ -111,47 +112,9 @@ def expected_tables(simulation: Simulation, history: History) -> dict[str, RowMu
     return expected
 
 
-def expected_document_tables(document: dict[str, Any]) -> dict[str, RowMultiset]:
-    """The oracle's live rows of each table as multisets, from the simulator's
-    ``expected/<format>.json`` (``python -m cdc_lakehouse.simulate --out``)."""
-    return {
-        table: Counter(tuple(sorted(row["row_values"].items())) for row in expected["rows"])
-        for table, expected in document["tables"].items()
-    }
-
-
-def current_rows_tables(rows: Any) -> dict[str, RowMultiset]:
-    """gold.current_rows rows (``source_table`` and ``row_values`` each) as multisets per
-    lower-case source table."""
-    tables: dict[str, RowMultiset] = {}
-    for row in rows:
-        tables.setdefault(row["source_table"].lower(), Counter())[
-            tuple(sorted(row["row_values"].items()))
-        ] += 1
-    return tables
-
-
 def gold_tables(spark: Any, simulation: Simulation) -> dict[str, RowMultiset]:
     """gold.current_rows of the source tables the simulation's topics carry, as multisets."""
     return current_rows_tables(topic_current_rows(spark, simulation.topics))
-
-
-def differences(expected: dict[str, RowMultiset], actual: dict[str, RowMultiset]) -> list[str]:
-    """Readable differences per table (empty when equal): counts and a few rows each way."""
-    problems = []
-    for table in sorted(set(expected) | set(actual)):
-        want = expected.get(table, Counter())
-        got = actual.get(table, Counter())
-        if want == got:
-            continue
-        missing = list((want - got).elements())
-        extra = list((got - want).elements())
-        problems.append(
-            f"{table}: expected {sum(want.values())} rows, gold has {sum(got.values())}; "
-            f"{len(missing)} missing, e.g. {[dict(r) for r in missing[:2]]}; "
-            f"{len(extra)} unexpected, e.g. {[dict(r) for r in extra[:2]]}"
-        )
-    return problems
 
 
 def silver_inputs() -> dict[str, str]:

@@ -15,11 +15,11 @@ from __future__ import annotations
 import pytest
 
 from cdc_lakehouse.simulate.encoders import ENCODERS
+from cdc_lakehouse.simulate.gold_check import differences
 from tests.dbt_models import dts_shareplex_cases as shareplex_cases
 from tests.dbt_models.helpers import gold_rows
 from tests.dbt_models.simulation import (
     INCREMENTAL_TABLES,
-    differences,
     expected_tables,
     gold_tables,
 )

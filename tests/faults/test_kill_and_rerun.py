@@ -49,7 +49,7 @@ import pytest
 
 from cdc_lakehouse.dump import load_dump
 from cdc_lakehouse.ingest.bronze import CRASH_ENV
-from tests.dbt_models.simulation import (
+from cdc_lakehouse.simulate.gold_check import (
     current_rows_tables,
     differences,
     expected_document_tables,

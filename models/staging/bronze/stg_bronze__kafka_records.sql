@@ -1,12 +1,15 @@
 {#
     Every bronze record with the registry's format of its topic (NULL when the topic is not in
-    the registry): the one place where topics become formats.
+    the registry): the one place where topics become formats. Only the ingest batches up to
+    the one pinned when the current build started (macros/cdc_bronze_pin.sql): the ingest job
+    may add batches while dbt runs.
 #}
 
 with
 
 kafka_records as (
     select * from {{ source('bronze', 'kafka_records') }}
+    where ingest_batch_id <= {{ pinned_bronze_batch() }}
 ),
 
 cdc_topics as (

@@ -71,8 +71,12 @@ def produce_records(
     records: Sequence[DumpRecord],
     properties: Mapping[str, str] | None = None,
     timeout_s: float = 30.0,
+    paced: bool = False,
 ) -> int:
     """Produce ``records`` to their topic and partition; return how many were delivered.
+
+    With ``paced``, each record is produced no earlier than its timestamp (epoch ms, wall
+    clock): a live stream whose timestamps lie ahead goes out at their rate.
 
     When the client's local queue is full (more records in flight than
     ``queue.buffering.max.messages``, 100,000 by default: a big dump), it waits for
@@ -103,6 +107,10 @@ def produce_records(
             delivered += 1
 
     for r in records:
+        if paced and r.timestamp_ms is not None:
+            delay_s = r.timestamp_ms / 1000 - time.time()
+            if delay_s > 0:
+                producer.poll(delay_s)  # serves delivery reports while it waits
         waited_since: float | None = None
         while True:
             try:

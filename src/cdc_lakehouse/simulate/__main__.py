@@ -7,7 +7,10 @@ malformed records, batches cut out of order) and either
 - ``--out DIR``: write ``DIR/batch-<k>/<topic>.jsonl`` (topic dumps, one directory per ingest
   batch) and ``DIR/expected/<format>.json`` (see :func:`expected_document`), or
 - ``--bootstrap-servers HOST:PORT``: produce every batch to Kafka, in order (``--out`` then
-  only writes ``expected/``).
+  only writes ``expected/``). With ``--rate N`` the stream is live: commit times start now and
+  follow the wall clock at about N row changes per second, and each record is produced when
+  its commit time comes (formats one after another), so a run lasts about changes / N
+  seconds per format.
 
 Prints one summary line per format. Exit codes: 0 done, 2 bad arguments (argparse) or an
 ``error:`` line (Kafka, an encoder that does not fit).
@@ -81,7 +84,42 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, metavar="DIR", help="write topic dumps here")
     parser.add_argument("--bootstrap-servers", metavar="HOST:PORT", help="produce to Kafka")
     parser.add_argument("--kafka-property", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument(
+        "--rate",
+        type=_positive_float,
+        metavar="CHANGES_PER_S",
+        help="with --bootstrap-servers: produce live, about this many row changes per second",
+    )
     return parser
+
+
+AVERAGE_CHANGES_PER_TRANSACTION = 3.5
+"""Row changes per transaction of the default ``transaction_size`` (1 to 6), about."""
+
+
+def live_config(config: SimulationConfig, rate: float) -> SimulationConfig:
+    """``config`` with commit times that start in a second and keep pace with the wall clock
+    at about ``rate`` row changes per second (the mean commit step is 1/(transactions per
+    second))."""
+    import dataclasses
+    import time
+
+    step_ms = 2 * 1000 * AVERAGE_CHANGES_PER_TRANSACTION / rate - 1
+    return dataclasses.replace(
+        config,
+        start_time_ms=int(time.time() * 1000) + 1000,
+        max_commit_step_ms=max(1, round(step_ms)),
+    )
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
 
 
 def _formats(parser: argparse.ArgumentParser, names: list[str]) -> list[str]:
@@ -165,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     formats = _formats(parser, args.format)
     if args.out is None and args.bootstrap_servers is None:
         parser.error("give --out DIR (topic dumps) or --bootstrap-servers HOST:PORT (Kafka)")
+    if args.rate is not None and args.bootstrap_servers is None:
+        parser.error("--rate produces a live stream: give --bootstrap-servers HOST:PORT too")
     if args.out is not None and args.out.exists():
         if not args.out.is_dir():
             parser.error(f"--out {args.out} is a file; give a new or empty directory")
@@ -181,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
                 )
             except ValueError as exc:
                 raise ConfigError(f"encoder {name}: {exc}") from None
+            if args.rate is not None:
+                config = live_config(config, args.rate)
             history = generate(config)
             messages = encoder.encode(history, args.prefix)
             delivery = deliver(
@@ -201,7 +243,13 @@ def main(argv: list[str] | None = None) -> int:
                         "simulate them in separate runs"
                     )
             if args.bootstrap_servers:
-                produce(args.bootstrap_servers, delivery.records, args.partitions, properties)
+                produce(
+                    args.bootstrap_servers,
+                    delivery.records,
+                    args.partitions,
+                    properties,
+                    paced=args.rate is not None,
+                )
             if args.out is not None:
                 if not args.bootstrap_servers:
                     for k, batch in enumerate(delivery.batches, start=1):

@@ -320,10 +320,12 @@ def produce(
     records: Sequence[DumpRecord],
     partitions: int,
     properties: Mapping[str, str] | None = None,
+    paced: bool = False,
 ) -> int:
     """Create the records' topics (``partitions`` each, more if a record needs it) where missing
     and produce ``records`` to their partitions (see :mod:`cdc_lakehouse.kafka.produce`; Kafka
-    assigns the offsets, equal to ours on new topics). Returns how many were delivered.
+    assigns the offsets, equal to ours on new topics); ``paced``: each record no earlier than
+    its timestamp. Returns how many were delivered.
 
     Raises:
         cdc_lakehouse.kafka.client.KafkaSourceError: broker unreachable, a record not delivered.
@@ -334,4 +336,4 @@ def produce(
     for record in records:
         counts[record.topic] = max(counts.get(record.topic, partitions), record.partition + 1)
     create_topics(bootstrap_servers, counts, properties)
-    return produce_records(bootstrap_servers, records, properties)
+    return produce_records(bootstrap_servers, records, properties, paced=paced)

@@ -127,6 +127,8 @@ class SimulationConfig:
         heartbeat_rate: chance of a heartbeat before a transaction (feature ``heartbeat``).
         multi_row_rate: chance that a transaction holds a multi-row statement.
         start_time_ms: commit time of the first item, epoch ms UTC.
+        max_commit_step_ms: commit times are 1 to this many ms apart (a live stream sets it so
+            that commit times keep pace with the wall clock at its rate).
         tables: None for the default tables (:func:`default_tables`), or spread the changes
             evenly over this many keyed tables (:func:`keyed_tables`; >= 1).
     """
@@ -141,6 +143,7 @@ class SimulationConfig:
     heartbeat_rate: float = 0.03
     multi_row_rate: float = 0.08
     start_time_ms: int = DEFAULT_START_TIME_MS
+    max_commit_step_ms: int = MAX_COMMIT_STEP_MS
     tables: int | None = None
 
     def __post_init__(self) -> None:
@@ -585,7 +588,7 @@ class _Generator:
     def _next_item(self) -> tuple[int, int]:
         self.sequence += 1
         if self.items or self.sequence > 1:
-            self.time_ms += self.rng.randint(1, MAX_COMMIT_STEP_MS)
+            self.time_ms += self.rng.randint(1, self.config.max_commit_step_ms)
         return self.sequence, self.time_ms
 
     def _commit(self, events: list[Event], *, is_snapshot: bool = False) -> None:

@@ -30,13 +30,15 @@ class SparkSessionAdapter(SparkAdapter):
         return helpers
 
     @available
-    def remove_write_leftovers(self) -> list[str]:
+    def remove_write_leftovers(self, keep: list[str] | None = None) -> list[str]:
         """Remove what writes killed half way left in the lake (``on-run-start`` hook; see
-        :mod:`cdc_lakehouse.interrupted_writes`); log and return the removed paths."""
+        :mod:`cdc_lakehouse.interrupted_writes`) but not in the tables ``keep``
+        (``database.table``: the project's sources, written by the ingest job); log and return
+        the removed paths."""
         from cdc_lakehouse.interrupted_writes import remove_write_leftovers
         from cdc_lakehouse.spark_session import get_spark
 
-        removed = [str(path) for path in remove_write_leftovers(get_spark())]
+        removed = [str(path) for path in remove_write_leftovers(get_spark(), keep or ())]
         for path in removed:
             logger.warning(f"removed {path}: left by a write that was interrupted")
         return removed
