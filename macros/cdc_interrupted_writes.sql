@@ -17,7 +17,11 @@
     model appends only the rows its table lacks, cdc_lakehouse.incremental.unheld_rows). The
     property stays set until such a run has finished.
 
-    Delta tables commit atomically: no property there.
+    Delta tables commit atomically: no property there. Neither is there one on the models
+    written by generation switches (macros/cdc_generations.sql): a killed generation write
+    leaves the table as it was, so the next run can trust it. is_incremental() still reads
+    the property of every Parquet incremental model, and mark_write_finished removes it, so a
+    table interrupted before it was written by generations converges too.
 #}
 
 {% macro write_in_progress_property() -%}
@@ -53,9 +57,11 @@
     ) }}
 {% endmacro %}
 
-{# pre-hook of every model: on an incremental model's existing table, set the property #}
+{# pre-hook of every model: on an incremental model's existing table (not written by
+   generations), set the property #}
 {% macro mark_write_started() %}
-    {%- if tracks_interrupted_writes() and load_relation(this) is not none -%}
+    {%- if tracks_interrupted_writes() and not writes_generations()
+        and load_relation(this) is not none -%}
         alter table {{ this }} set tblproperties ('{{ write_in_progress_property() }}' = 'true')
     {%- endif -%}
 {% endmacro %}
@@ -67,9 +73,12 @@
     {%- endif -%}
 {% endmacro %}
 
-{# on-run-start: remove what killed writes left in the lake (no other process writes then) #}
+{#
+    on-run-start: remove what killed writes left in the lake (no other process writes then),
+    and the generations no partition references since var('cdc_reader_grace_s') seconds
+#}
 {% macro remove_write_leftovers() %}
     {% if execute %}
-        {% do adapter.remove_write_leftovers() %}
+        {% do adapter.remove_write_leftovers(var('cdc_reader_grace_s')) %}
     {% endif %}
 {% endmacro %}

@@ -47,16 +47,10 @@ def _local_dir(location: str) -> Path | None:
     return Path(unquote(parsed.path))
 
 
-def remove_write_leftovers(spark: SparkSession) -> list[Path]:
-    """Remove what killed writes left in the databases' directories; return what was removed.
-
-    In the directory of every database but ``default`` (whose tables would sit next to the
-    other databases' directories): each sub-directory that no table or view of the database is
-    named after (an interrupted ``CREATE TABLE AS SELECT``), and the :data:`WRITE_LEFTOVERS`
-    inside the directories of existing tables. Hidden and ``_`` directories of a database are
-    left alone, so is any location that is not on the local file system.
-    """
-    removed: list[Path] = []
+def database_dirs(spark: SparkSession) -> list[tuple[str, Path]]:
+    """(name, local directory) of every database but ``default`` (whose tables would sit next
+    to the other databases' directories) whose location is an existing local directory."""
+    found: list[tuple[str, Path]] = []
     for database in spark.sql("SHOW DATABASES").collect():
         name = database[0]
         if name == "default":
@@ -64,8 +58,27 @@ def remove_write_leftovers(spark: SparkSession) -> list[Path]:
         location = spark.sql(f"DESCRIBE DATABASE `{name}`").collect()
         uri = next((row[1] for row in location if row[0] == "Location"), None)
         directory = _local_dir(uri) if uri else None
-        if directory is None or not directory.is_dir():
-            continue
+        if directory is not None and directory.is_dir():
+            found.append((name, directory))
+    return found
+
+
+def remove_write_leftovers(spark: SparkSession, grace_s: float = 300.0) -> list[Path]:
+    """Remove what killed writes left in the databases' directories; return what was removed.
+
+    In the directory of every database but ``default``: each sub-directory that no table or
+    view of the database is named after (an interrupted ``CREATE TABLE AS SELECT``), and the
+    :data:`WRITE_LEFTOVERS` inside the directories of existing tables. Hidden and ``_``
+    directories of a database are left alone, so is any location that is not on the local file
+    system. Then, in tables written by generations (:mod:`cdc_lakehouse.generations`), the
+    directories no partition references: a generation whose write was killed, and the data a
+    switch replaced more than ``grace_s`` seconds ago
+    (:func:`cdc_lakehouse.generations.remove_unreferenced_generations`).
+    """
+    from cdc_lakehouse.generations import remove_unreferenced_generations
+
+    removed: list[Path] = []
+    for name, directory in database_dirs(spark):
         tables = {
             row["tableName"].lower() for row in spark.sql(f"SHOW TABLES IN `{name}`").collect()
         }
@@ -81,4 +94,4 @@ def remove_write_leftovers(spark: SparkSession) -> list[Path]:
                     if leftover.is_dir():
                         shutil.rmtree(leftover)
                         removed.append(leftover)
-    return removed
+    return removed + remove_unreferenced_generations(spark, grace_s)

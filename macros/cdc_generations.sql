@@ -1,0 +1,71 @@
+{#
+    Readers never see a half-written table (issue 21).
+
+    Spark's dynamic partition overwrite (dbt-spark's insert_overwrite on Parquet) deletes each
+    old partition directory and renames the new one in, one partition after the other: a query
+    that listed the files before fails on a missing file or misses a partition. On Parquet,
+    every incremental model with incremental_strategy='insert_overwrite' and partition_by is
+    instead written as a new generation beside the old data and switched in with one metastore
+    call (cdc_lakehouse.generations, through the adapter's write_generation):
+
+    1. the run's rows (dbt's __dbt_tmp view) are written under
+       <table dir>/_generations/<generation>/<col>=<value>/;
+    2. partitions the table lacks are added pointing at empty directories (no row visible);
+    3. one alterPartitions call (one Hive alter_partitions transaction) points every written
+       partition at its generation directory, and every partition the run must empty at an
+       empty one;
+    4. refresh table.
+
+    A query planned before the switch reads the old generation whole (its files are kept for
+    var('cdc_reader_grace_s') seconds after the switch), one planned after it the new one. A
+    write killed at any point leaves the table as it was: such models need no interrupted-
+    write bracket (mark_write_started skips them). Delta keeps dbt-spark's path: its commit
+    is atomic already.
+
+    Not covered: `--full-refresh` and a model's first build drop and create the table (readers
+    get an error while it runs), and `table` models are dropped and created on every run.
+#}
+
+{#
+    writes_generations(): true when the current model is written by generation switches
+    (var('cdc_generation_writes') false: never, dbt-spark's insert overwrite instead)
+#}
+{% macro writes_generations() %}
+    {{ return(
+        execute
+        and var('cdc_generation_writes')
+        and model.config.materialized == 'incremental'
+        and (config.get('incremental_strategy') or 'append') == 'insert_overwrite'
+        and config.get('partition_by')
+        and config.get('file_format', 'parquet') not in ['delta', 'iceberg', 'hudi']
+    ) }}
+{% endmacro %}
+
+{#
+    get_insert_overwrite_sql, overriding dbt-spark's (called by its incremental
+    materialization on an existing table, after the __dbt_tmp relation was created): for a
+    model that writes_generations(), write and switch the generation here (the partitions of
+    late_batch_partitions() emptied for a model with config empties_late_batches), and return
+    the statement that ends the write (refresh table, done already: harmless); otherwise
+    dbt-spark's insert overwrite.
+#}
+{% macro get_insert_overwrite_sql(source_relation, target_relation, existing_relation) %}
+    {%- if writes_generations() -%}
+        {%- set emptied = late_batch_partitions() if config.get('empties_late_batches') else [] -%}
+        {%- set switch = adapter.write_generation(
+            source_relation | string,
+            target_relation.schema,
+            target_relation.identifier,
+            emptied,
+            var('cdc_reader_grace_s'),
+        ) -%}
+        {{ log(
+            target_relation ~ ': generation ' ~ switch['generation'] ~ ', '
+            ~ switch['written'] ~ ' partitions written (' ~ switch['added'] ~ ' new), '
+            ~ switch['emptied'] ~ ' emptied, ' ~ switch['removed'] ~ ' old directories removed'
+        ) }}
+        refresh table {{ target_relation }}
+    {%- else -%}
+        {{ dbt_spark.get_insert_overwrite_sql(source_relation, target_relation, existing_relation) }}
+    {%- endif -%}
+{% endmacro %}
