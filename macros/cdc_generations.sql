@@ -66,6 +66,48 @@
         ) }}
         refresh table {{ target_relation }}
     {%- else -%}
-        {{ dbt_spark.get_insert_overwrite_sql(source_relation, target_relation, existing_relation) }}
+        {#- dbt-spark 1.11's get_insert_overwrite_sql (its macros have no namespace to call) -#}
+        {%- set dest_columns = adapter.get_columns_in_relation(target_relation) -%}
+        {%- set dest_cols_csv = dest_columns | map(attribute='quoted') | join(', ') -%}
+        {% if existing_relation.is_iceberg %}
+            insert overwrite {{ target_relation }}
+        {% else %}
+            insert overwrite table {{ target_relation }}
+            {{ partition_cols(label="partition") }}
+        {% endif %}
+        select {{ dest_cols_csv }} from {{ source_relation }}
     {%- endif -%}
 {% endmacro %}
+
+{#
+    spark__create_view_as, overriding dbt-spark's: an existing view is changed with one
+    `alter view ... as` (one metastore call) instead of `create or replace view`, which Spark
+    runs as a drop and a create - a query between the two fails (TABLE_OR_VIEW_NOT_FOUND).
+    A new view, or one with column docs or an enforced contract, takes dbt-spark's SQL (copied:
+    the adapter's macros cannot be called by a namespace).
+#}
+{% macro spark__create_view_as(relation, sql) -%}
+    {%- set existing = load_relation(relation) -%}
+    {%- if existing is not none and existing.is_view
+        and not config.persist_column_docs() and not config.get('contract').enforced -%}
+        alter view {{ relation }} as
+        {{ sql }}
+    {%- else -%}
+        {#- dbt-spark 1.11's spark__create_view_as -#}
+        create or replace view {{ relation }}
+        {% if config.persist_column_docs() -%}
+            {% set model_columns = model.columns %}
+            {% set query_columns = get_columns_in_query(sql) %}
+            (
+            {{ get_persist_docs_column_list(model_columns, query_columns) }}
+            )
+        {% endif %}
+        {{ comment_clause() }}
+        {%- set contract_config = config.get('contract') -%}
+        {%- if contract_config.enforced -%}
+            {{ get_assert_columns_equivalent(sql) }}
+        {%- endif %}
+        as
+            {{ sql }}
+    {%- endif -%}
+{%- endmacro %}

@@ -13,11 +13,15 @@ three traces, and the next `dbt` command must neither fail on it nor build on it
    with its own: rows twice. An ``insert overwrite`` leaves ``.spark-staging-<job>``.
 3. A write into an existing table can stop half committed: an ``insert overwrite`` with some
    partitions new, some old and one half deleted; an append with some of its files in place.
-   A watermark read from the table would then skip what is missing.
+   A watermark read from the table would then skip what is missing. (On Parquet the
+   ``insert_overwrite`` models are written by generation switches instead,
+   :mod:`cdc_lakehouse.generations`: a killed one leaves only an unfinished generation
+   directory, and the table as it was.)
 
 :func:`remove_write_leftovers` removes the traces of 1 and 2 at the start of every dbt command
 (``on-run-start`` in ``dbt_project.yml``; one process at a time uses a lake, so nothing is
-writing then). For 3, each write of an incremental model is bracketed by a table property
+writing then), with the generations no partition references. For 3, each write of an
+incremental model not written by generations is bracketed by a table property
 (``macros/cdc_interrupted_writes.sql``): set before the write, removed after it. A model whose
 property is still set at the next run is computed as on its first run (``is_incremental()`` is
 false) and written over its table; a Python model then appends only the rows its table lacks
