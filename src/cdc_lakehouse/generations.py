@@ -224,7 +224,9 @@ def write_generation(
     table = _Catalog(spark, schema, identifier)
     if not table.columns:
         raise ValueError(f"{table.name} is not partitioned: generation writes need partitions")
-    removed = remove_unreferenced(table.directory, table.locations(), grace_s)
+    existing = table.partitions()  # one listing for the clean-up and the switch
+    locations = [_local_path(p.location().toString()) for p in existing.values()]
+    removed = remove_unreferenced(table.directory, locations, grace_s)
 
     now = time.time()
     name = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{now % 1:.6f}"[1:] + "Z"
@@ -234,7 +236,6 @@ def write_generation(
     frame.write.partitionBy(*table.columns).mode("errorifexists").parquet(str(generation))
 
     written = _written_specs(generation, table.columns)
-    existing = table.partitions()
     emptied_specs = [
         {column: str(spec[column]) for column in table.columns}
         for spec in emptied
