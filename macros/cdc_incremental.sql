@@ -89,25 +89,43 @@
 {% endmacro %}
 
 {#
-    drop_late_batch_partitions(): pre-hook SQL of an incremental model partitioned by
-    ingest_batch_id whose rows carry resolved_batch_id: it drops the partitions of
-    late_resolved_batches(held_max('resolved_batch_id')) that the table holds (empty when none,
-    or when the run is not incremental). An insert_overwrite run replaces only the partitions
-    its query writes, so a partition that must become empty (every record of it left the
-    table) is dropped first; a run killed between the drop and the insert leaves a lower
-    watermark, and the next run computes those batches again.
+    late_batch_partitions(): the partitions (a list of {'ingest_batch_id': batch}) of
+    late_resolved_batches(held_max('resolved_batch_id')) that the model's table holds (empty
+    when none, or when the run is not incremental). An insert_overwrite run replaces only the
+    partitions its query writes, so such a partition, which may have to become empty (every
+    record of it left the table), is emptied explicitly: on Parquet by the generation switch
+    itself (config empties_late_batches, macros/cdc_generations.sql), elsewhere by
+    drop_late_batch_partitions.
 #}
-{% macro drop_late_batch_partitions() %}
+{% macro late_batch_partitions() %}
     {% if not execute or not is_incremental() %}
-        {{ return('') }}
+        {{ return([]) }}
     {% endif %}
     {% set batches = late_resolved_batches(held_max('resolved_batch_id')) %}
     {% set held = run_query('show partitions ' ~ this).columns[0].values() %}
-    {% set drops = [] %}
+    {% set partitions = [] %}
     {% for batch in batches %}
         {% if ('ingest_batch_id=' ~ batch) in held %}
-            {% do drops.append('partition (ingest_batch_id = ' ~ batch ~ ')') %}
+            {% do partitions.append({'ingest_batch_id': batch}) %}
         {% endif %}
+    {% endfor %}
+    {{ return(partitions) }}
+{% endmacro %}
+
+{#
+    drop_late_batch_partitions(): pre-hook SQL of an incremental model partitioned by
+    ingest_batch_id whose rows carry resolved_batch_id, where the table is not written by
+    generations (Delta): it drops late_batch_partitions() first (empty SQL when none). A run
+    killed between the drop and the insert leaves a lower watermark, and the next run computes
+    those batches again.
+#}
+{% macro drop_late_batch_partitions() %}
+    {% if not execute or writes_generations() %}
+        {{ return('') }}
+    {% endif %}
+    {% set drops = [] %}
+    {% for partition in late_batch_partitions() %}
+        {% do drops.append('partition (ingest_batch_id = ' ~ partition['ingest_batch_id'] ~ ')') %}
     {% endfor %}
     {% if drops | length == 0 %}
         {{ return('') }}

@@ -17,7 +17,11 @@
     model appends only the rows its table lacks, cdc_lakehouse.incremental.unheld_rows). The
     property stays set until such a run has finished.
 
-    Delta tables commit atomically: no property there.
+    Delta tables commit atomically: no property there. Neither is there one on the models
+    written by generation switches (macros/cdc_generations.sql): a killed generation write
+    leaves the table as it was, so the next run can trust it. is_incremental() still reads
+    the property of every Parquet incremental model, and mark_write_finished removes it, so a
+    table interrupted before it was written by generations converges too.
 #}
 
 {% macro write_in_progress_property() -%}
@@ -53,9 +57,11 @@
     ) }}
 {% endmacro %}
 
-{# pre-hook of every model: on an incremental model's existing table, set the property #}
+{# pre-hook of every model: on an incremental model's existing table (not written by
+   generations), set the property #}
 {% macro mark_write_started() %}
-    {%- if tracks_interrupted_writes() and load_relation(this) is not none -%}
+    {%- if tracks_interrupted_writes() and not writes_generations()
+        and load_relation(this) is not none -%}
         alter table {{ this }} set tblproperties ('{{ write_in_progress_property() }}' = 'true')
     {%- endif -%}
 {% endmacro %}
@@ -67,14 +73,17 @@
     {%- endif -%}
 {% endmacro %}
 
-{# on-run-start: remove what killed writes left in the lake (one dbt command at a time writes it) #}
+{#
+    on-run-start: remove what killed writes left in the lake (one dbt command at a time writes
+    it), and the generations no partition references since var('cdc_reader_grace_s') seconds;
+    not in the sources' tables: they are the ingest job's, which may be writing one right now
+#}
 {% macro remove_write_leftovers() %}
     {% if execute %}
-        {# the sources' tables are the ingest job's: it may be writing one right now #}
         {% set sources = [] %}
         {% for node in graph.sources.values() %}
             {% do sources.append(node.schema ~ '.' ~ node.identifier) %}
         {% endfor %}
-        {% do adapter.remove_write_leftovers(sources) %}
+        {% do adapter.remove_write_leftovers(var('cdc_reader_grace_s'), sources) %}
     {% endif %}
 {% endmacro %}

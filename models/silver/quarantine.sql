@@ -10,8 +10,9 @@
 
     Incremental (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run writes the
     partitions of the batches after the newest verdict it holds, and rewrites the older
-    batches holding a record whose verdict changed since (a pre-hook drops them first: such
-    a partition may have to become empty).
+    batches holding a record whose verdict changed since (such a partition may have to become
+    empty: on Parquet the generation switch empties it, empties_late_batches; on Delta a
+    pre-hook drops it first).
 #}
 
 {{ config(
@@ -19,6 +20,7 @@
     incremental_strategy='insert_overwrite',
     partition_by=['ingest_batch_id'],
     on_schema_change='fail',
+    empties_late_batches=true,
     pre_hook="{{ drop_late_batch_partitions() }}",
 ) }}
 

@@ -398,7 +398,11 @@ def read_loop(interval_s: float) -> int:
     """The reader process: every ``interval_s`` seconds query gold and print one JSON line::
 
         {"started_at": epoch s, "ok": bool, "seconds": float, "gold_rows": int,
-         "newest_event_time": epoch s | null, "bronze_records": int, "error": str | null}
+         "newest_event_time": epoch s | null, "bronze_records": int,
+         "fingerprint": int | null, "error": str | null}
+
+    ``fingerprint``: a sum of hashes of gold's rows (identity, key, values): equal states give
+    equal fingerprints, so a read can be matched to the state before or after a build.
 
     Until SIGTERM.
     """
@@ -412,14 +416,16 @@ def read_loop(interval_s: float) -> int:
         line: dict[str, Any] = {"started_at": started, "ok": True, "error": None}
         try:
             gold = spark.sql(
-                "select count(*) as n, unix_millis(max(last_event_time)) as newest "
-                "from gold.current_rows"
+                "select count(*) as n, unix_millis(max(last_event_time)) as newest, "
+                "sum(xxhash64(source_format, source_database, source_schema, source_table, "
+                "row_key, to_json(row_values))) as fingerprint from gold.current_rows"
             ).first()
             bronze = spark.sql("select count(*) from bronze.kafka_records").first()
             line.update(
                 gold_rows=gold["n"],
                 newest_event_time=gold["newest"] / 1000 if gold["newest"] is not None else None,
                 bronze_records=bronze[0],
+                fingerprint=gold["fingerprint"],
             )
         except Exception as exc:  # a reader error is what the demo counts
             line.update(ok=False, error=str(exc).splitlines()[0][:500])

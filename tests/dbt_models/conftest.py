@@ -16,7 +16,7 @@ import pytest
 
 import tests.dbt_models
 from tests.dbt_models import qlik_late_metadata_cases
-from tests.dbt_models.helpers import gold_rows
+from tests.dbt_models.helpers import Readers, gold_rows, node_windows
 from tests.dbt_models.simulation import (
     INCREMENTAL_TABLES,
     Simulation,
@@ -137,6 +137,11 @@ def built_lake(
     return {"sample_ingest": first, "cases_ingest": second}
 
 
+GENERATION_WRITES = ("--vars", "{cdc_generation_writes: true}")
+"""dbt arguments that write Parquet incremental models by generation switches, as with a shared
+metastore (off by default with the test session's embedded Derby)."""
+
+
 @pytest.fixture(scope="session")
 def simulated_increments(
     spark, built_lake, ingest_dump, run_dbt, simulations, tmp_path_factory
@@ -146,7 +151,9 @@ def simulated_increments(
     of the incremental runs and of `dbt run --full-refresh`, per format, for comparison.
 
     Runs after every test that only needs ``built_lake`` has had its chance to read part 1
-    (pytest orders the files; test_simulated_gold.py reads part 1 first)."""
+    (pytest orders the files; test_simulated_gold.py reads part 1 first). While the first
+    incremental run writes, a reader queries the public tables (``readers_during_run``,
+    tests/dbt_models/test_readers_during_build.py)."""
     directory = tmp_path_factory.mktemp("simulated-increments")
     batches = max(len(s.second_delivery.batches) for s in simulations.values())
     for index in range(batches):
@@ -160,7 +167,14 @@ def simulated_increments(
                 name = module.__name__.rsplit(".", 1)[-1]
                 module.write_increment_dump(batch_dir / f"{name}-increment.jsonl", index)
         ingest_dump(batch_dir)  # one ingest batch for every format's records of the batch
-        run_dbt("build" if index == batches - 1 else "run")
+        # written as with a shared metastore (generation switches), which readers need
+        command = ("build" if index == batches - 1 else "run", *GENERATION_WRITES)
+        if index == 0:  # a reader queries the public tables while the first run writes them
+            with Readers(spark) as readers:
+                result = run_dbt(*command)
+            readers_during_run = {"readers": readers, "windows": node_windows(result)}
+        else:
+            run_dbt(*command)
     incremental = {name: gold_tables(spark, s) for name, s in simulations.items()}
     incremental_states = row_versions_state(spark)
     late_keyed = gold_rows(spark, "source_schema = 'EDGE' and source_table = 'LATE_KEYED'")
@@ -180,6 +194,7 @@ def simulated_increments(
         "late_keyed": late_keyed,
         "late_metadata": late_metadata,
         "late_metadata_full_refresh": qlik_late_state(spark),
+        "readers_during_run": readers_during_run,
         "table_differences": {
             table: table_differences(
                 frame, comparable(current_decodings(table, spark.table(table)))

@@ -1,9 +1,106 @@
-"""Queries the pipeline tests share."""
+"""Queries the pipeline tests share, and a reader that queries while dbt writes."""
 
 from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
 
 
 def gold_rows(spark, where: str) -> dict[str, dict[str, str | None]]:
     """``gold.current_rows`` matching the SQL condition ``where``: row_key -> row_values."""
     rows = spark.sql(f"select row_key, row_values from gold.current_rows where {where}").collect()
     return {r["row_key"]: dict(r["row_values"]) for r in rows}
+
+
+READ_QUERIES = {
+    "gold.current_rows": (
+        "select count(*) as n, coalesce(sum(hash(source_format, source_database, source_schema, "
+        "source_table, row_key, last_ordering_key)), 0) as h from gold.current_rows"
+    ),
+    "silver.change_events": (
+        "select count(*) as n, coalesce(sum(hash(event_id, ordering_key, resolved_batch_id)), 0)"
+        " as h from silver.change_events"
+    ),
+    "silver.quarantine": (
+        "select count(*) as n, coalesce(sum(hash(event_id, reason, resolved_batch_id)), 0) as h"
+        " from silver.quarantine"
+    ),
+}
+"""What a reader of each public table notices of it: its row count and a sum of row hashes."""
+
+
+@dataclass
+class Read:
+    """One query of a reader: its table, start and end (``time.time()``, s) and the state it
+    returned (``(rows, hash sum)``) or the error it raised."""
+
+    table: str
+    started: float
+    ended: float
+    state: tuple[int, int] | None
+    error: str | None
+
+
+class Readers:
+    """A reader querying :data:`READ_QUERIES` in a loop in a thread, in its own session of the
+    test Spark application (``spark.newSession()``: its own relation cache, never refreshed),
+    for the duration of a ``with`` block; ``before`` / ``after`` are each table's state right
+    before and after the block, ``reads`` every query made during it."""
+
+    def __init__(self, spark: Any, pause_s: float = 0.1) -> None:
+        self.session = spark.newSession()
+        self.pause_s = pause_s
+        self.reads: list[Read] = []
+        self.before: dict[str, tuple[int, int]] = {}
+        self.after: dict[str, tuple[int, int]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _state(self, table: str) -> tuple[int, int]:
+        row = self.session.sql(READ_QUERIES[table]).collect()[0]
+        return (row["n"], row["h"])
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            for table in READ_QUERIES:
+                started = time.time()
+                try:
+                    state, error = self._state(table), None
+                except Exception as exc:  # what the reader would notice
+                    state, error = None, f"{type(exc).__name__}: {exc}"
+                self.reads.append(Read(table, started, time.time(), state, error))
+            self._stop.wait(self.pause_s)
+
+    def __enter__(self) -> Readers:
+        self.before = {table: self._state(table) for table in READ_QUERIES}
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=300)
+        self.after = {table: self._state(table) for table in READ_QUERIES}
+
+
+def node_windows(result: Any) -> dict[str, tuple[float, float]]:
+    """unique_id -> (start, end) of each node's execution (``time.time()`` seconds) in the
+    result of a ``dbtRunner`` invocation."""
+    windows: dict[str, tuple[float, float]] = {}
+    for node_result in result.result.results:
+        for timing in node_result.timing:
+            if timing.name == "execute" and timing.started_at and timing.completed_at:
+                windows[node_result.node.unique_id] = (
+                    _epoch(timing.started_at),
+                    _epoch(timing.completed_at),
+                )
+    return windows
+
+
+def _epoch(moment: datetime) -> float:
+    """A dbt timing (naive datetimes are UTC) as ``time.time()`` seconds."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()

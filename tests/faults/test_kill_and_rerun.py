@@ -1,9 +1,9 @@
-"""kill -9 and rerun (issue 19, reliability): `dbt` killed while it creates
+"""kill -9 and rerun (issue 19, reliability; issue 21, readers): `dbt` killed while it creates
 gold.int_row_versions (gold's incremental model), the ingest job killed while it writes a batch,
-and `dbt` killed while it writes gold.int_row_versions;
-each rerun must converge - every Kafka record in bronze once, a `dbt build` whose models and
-data tests pass, the same silver and gold as a full refresh, and gold.current_rows equal to the
-simulator's oracle.
+and `dbt` killed while it writes gold.int_row_versions' new generation (after which a new
+process must read gold's last good state whole); each rerun must converge - every Kafka record
+in bronze once, a `dbt build` whose models and data tests pass, the same silver and gold as a
+full refresh, and gold.current_rows equal to the simulator's oracle.
 
 Real processes, no mocks: `python -m ingest`, `dbt` and a snapshot helper
 (``tests/faults/snapshot.py``) run as subprocesses on a lake of their own (``CDC_LAKE_DIR`` in a
@@ -19,13 +19,15 @@ One lake, in order (each step's output is kept for the tests below):
    AS SELECT``: a task writes under its new directory); the same command again.
 3. ingest batch 2 in micro-batches of 500 records, killed while micro-batch 2 is written (its
    files appear under the bronze table's ``.spark-staging-*``); the same command again.
-4. ``dbt run``, killed while gold.int_row_versions' ``insert overwrite`` writes (its
-   ``.spark-staging-*`` appears); then ``dbt build`` with every data test.
+4. ``dbt run``, killed while gold.int_row_versions writes its new generation (a task writes
+   under ``_generations/<generation>/_temporary``; the table is switched to a generation only
+   once it is whole); the snapshot helper reads the tables (gold must be the state before the
+   kill, read from the Parquet files before it); then ``dbt build`` with every data test.
 5. the snapshot helper: the tables, ``dbt run --full-refresh``, the tables again.
 
 The typed gold tables (``tag:typed_gold``) are left out: they are generated for the bundled
-samples' source tables, which this lake does not have. Nine processes, eight of them starting
-Spark: about 6 minutes on 2 cores, 11 when other jobs share them (``-s`` prints each step's
+samples' source tables, which this lake does not have. Ten processes, nine of them starting
+Spark: about 7 minutes on 2 cores, 11 when other jobs share them (``-s`` prints each step's
 time).
 """
 
@@ -65,7 +67,11 @@ SIMULATION = ("--changes", "1000", "--seed", "19", "--duplicate-rate", "0.05")
 SIMULATION += ("--malformed-rate", "0.003", "--batches", "2")
 RECORDS_PER_BATCH = 500
 ROW_VERSIONS = "START sql incremental model gold.int_row_versions"
+GENERATION_TASK = "_generations/*/_temporary/*/_temporary/attempt_*"
+IDENTITY = ("source_format", "source_database", "source_schema", "source_table", "row_key")
 DBT_SELECTION = ("--exclude", "tag:typed_gold")
+# incremental models written by generation switches, as with a shared metastore
+GENERATION_WRITES = ("--vars", "{cdc_generation_writes: true}")
 TIMEOUT = 900
 
 
@@ -108,6 +114,7 @@ class Lake:
         return [
             *args,
             *DBT_SELECTION,
+            *GENERATION_WRITES,
             "--project-dir",
             str(PROJECT_DIR),
             "--profiles-dir",
@@ -206,6 +213,44 @@ def bronze_records(warehouse: Path) -> Counter[tuple[str, int, int, bytes | None
     return Counter(zip(*(table.column(c).to_pylist() for c in table.column_names), strict=True))
 
 
+def gold_from_files(row_versions_dir: Path) -> dict[str, set[tuple[Any, ...]]]:
+    """gold.int_row_versions read from its partition directories with pyarrow (no metastore;
+    ``_generations`` is skipped): ``{"int_row_versions": {(*identity, last_resolved_batch_id)},
+    "current_rows": {(*identity, last_ordering_key)}}``, current_rows as the gold views derive
+    it (the identities whose last version is not deleted)."""
+    import pyarrow.dataset as ds
+
+    rows = (
+        ds.dataset(row_versions_dir, format="parquet", partitioning="hive")
+        .to_table(columns=[*IDENTITY, "versions", "last_resolved_batch_id"])
+        .to_pylist()
+    )
+    return {
+        "int_row_versions": {
+            (*(row[c] for c in IDENTITY), row["last_resolved_batch_id"]) for row in rows
+        },
+        "current_rows": {
+            (*(row[c] for c in IDENTITY), row["versions"][-1]["ordering_key"])
+            for row in rows
+            if row["versions"] and not row["versions"][-1]["is_deleted"]
+        },
+    }
+
+
+def gold_from_snapshot(tables: dict[str, list[str]]) -> dict[str, set[tuple[Any, ...]]]:
+    """The same sets from a snapshot helper's tables (rows as JSON objects)."""
+    versions = [json.loads(row) for row in tables["gold.int_row_versions"]]
+    current = [json.loads(row) for row in tables["gold.current_rows"]]
+    return {
+        "int_row_versions": {
+            (*(row.get(c) for c in IDENTITY), row["last_resolved_batch_id"]) for row in versions
+        },
+        "current_rows": {
+            (*(row.get(c) for c in IDENTITY), row["last_ordering_key"]) for row in current
+        },
+    }
+
+
 @pytest.fixture(scope="module")
 def killed_and_rerun(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Steps 1 to 5 of the module docstring on one lake; what the tests check."""
@@ -240,20 +285,27 @@ def killed_and_rerun(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
     ingest_rerun = succeeded(lake.ingest(*batch_2))
     bronze = bronze_records(lake.warehouse)
 
-    # 4. dbt killed while it writes gold.int_row_versions, then `dbt build` with every data test
+    # 4. dbt killed while gold.int_row_versions writes its new generation, gold read by a new
+    # process, then `dbt build` with every data test
+    last_good = gold_from_files(row_versions_dir)  # created in step 2: its partitions are here
     killed_dbt = lake.dbt(
-        "run", kill_when=started(ROW_VERSIONS, writing(row_versions_dir, ".spark-staging-*"))
+        "run",
+        kill_when=started(ROW_VERSIONS, writing(row_versions_dir, GENERATION_TASK)),
     )
-    row_versions_leftovers = sorted(p.name for p in row_versions_dir.glob(".spark-staging-*"))
+    unfinished = row_versions_dir.glob("_generations/*/_temporary")
+    row_versions_leftovers = sorted(p.parent.relative_to(row_versions_dir) for p in unfinished)
+    after_kill = lake.root / "after-kill"
+    snapshot = [sys.executable, "-m", "tests.faults.snapshot"]
+    succeeded(lake.run([*snapshot, str(after_kill)]))
     dbt_rerun = lake.dbt("build")
 
     # 5. the incremental tables, a full refresh, the tables again
     topics = {r.topic for r in load_dump(sim / "batch-1")}
     groups = {fmt: ",".join(sorted(t for t in topics if t.endswith(f".{fmt}"))) for fmt in FORMATS}
     snapshots = lake.root / "snapshots"
-    snapshot = [sys.executable, "-m", "tests.faults.snapshot", str(snapshots)]
     topic_args = [arg for group in groups.values() for arg in ("--topics", group)]
-    succeeded(lake.run([*snapshot, *topic_args, "--full-refresh", *lake.dbt_args()]))
+    full_refresh = [*topic_args, "--full-refresh", *lake.dbt_args()]
+    succeeded(lake.run([*snapshot, str(snapshots), *full_refresh]))
     timings = "\n".join(
         f"  {run.seconds:5.0f} s  exit {run.returncode:3}  {' '.join(run.args[1:4])}"
         for run in lake.runs
@@ -271,6 +323,8 @@ def killed_and_rerun(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
         "bronze": bronze,
         "killed_dbt": killed_dbt,
         "row_versions_leftovers": row_versions_leftovers,
+        "last_good": last_good,
+        "after_kill": json.loads((after_kill / "incremental.json").read_text())["tables"],
         "dbt_rerun": dbt_rerun,
         "incremental": json.loads((snapshots / "incremental.json").read_text()),
         "full_refresh": json.loads((snapshots / "full_refresh.json").read_text()),
@@ -323,15 +377,31 @@ def test_ingest_killed_mid_batch_then_rerun_writes_every_record_once(killed_and_
     )
 
 
+def test_dbt_killed_writing_a_generation_leaves_gold_readable_as_before(killed_and_rerun):
+    """Killed while int_row_versions' new generation was written: a process started after
+    the kill reads gold.int_row_versions and gold.current_rows whole, as they were before."""
+    result = killed_and_rerun
+    killed_in_row_versions(result["killed_dbt"])
+    assert result["row_versions_leftovers"], "int_row_versions was not being written when killed"
+    last_good, after_kill = result["last_good"], gold_from_snapshot(result["after_kill"])
+    assert last_good["current_rows"], "no current row before the kill"
+    for table in ("int_row_versions", "current_rows"):
+        assert after_kill[table] == last_good[table], (
+            table,
+            len(after_kill[table] - last_good[table]),
+            len(last_good[table] - after_kill[table]),
+        )
+
+
 def test_dbt_killed_in_row_versions_then_rerun_build_passes(killed_and_rerun):
     result = killed_and_rerun
     killed_in_row_versions(result["killed_dbt"])
-    # killed during the insert overwrite: Spark's staging directory was left behind
-    assert result["row_versions_leftovers"], "int_row_versions was not being written when killed"
     rerun = succeeded(result["dbt_rerun"])
     assert "Completed successfully" in rerun.output
+    # the unfinished generation is removed (no partition ever referenced it)
     leftover = result["row_versions_dir"] / result["row_versions_leftovers"][0]
     assert f"removed {leftover}: left by a write that was interrupted" in rerun.output
+    assert not leftover.exists()
     for node in (
         "OK created sql incremental model gold.int_row_versions",
         "PASS assert_every_bronze_record_accounted_for",

@@ -30,15 +30,49 @@ class SparkSessionAdapter(SparkAdapter):
         return helpers
 
     @available
-    def remove_write_leftovers(self, keep: list[str] | None = None) -> list[str]:
-        """Remove what writes killed half way left in the lake (``on-run-start`` hook; see
-        :mod:`cdc_lakehouse.interrupted_writes`) but not in the tables ``keep``
+    def remove_write_leftovers(
+        self, grace_s: float = 300.0, keep: list[str] | None = None
+    ) -> list[str]:
+        """Remove what writes killed half way left in the lake, and the generations no
+        partition references since more than ``grace_s`` seconds (``on-run-start`` hook; see
+        :mod:`cdc_lakehouse.interrupted_writes`), but nothing in the tables ``keep``
         (``database.table``: the project's sources, written by the ingest job); log and return
         the removed paths."""
         from cdc_lakehouse.interrupted_writes import remove_write_leftovers
         from cdc_lakehouse.spark_session import get_spark
 
-        removed = [str(path) for path in remove_write_leftovers(get_spark(), keep or ())]
+        spark = get_spark()
+        removed = [str(p) for p in remove_write_leftovers(spark, float(grace_s), keep or ())]
         for path in removed:
-            logger.warning(f"removed {path}: left by a write that was interrupted")
+            logger.warning(f"removed {path}: left by a write that was interrupted or replaced")
         return removed
+
+    @available
+    def write_generation(
+        self,
+        source: str,
+        schema: str,
+        identifier: str,
+        emptied: list[dict[str, Any]],
+        grace_s: float,
+    ) -> dict[str, Any]:
+        """Write ``source`` as a new generation of the partitioned Parquet table
+        ``schema.identifier`` and switch its partitions to it in one metastore call
+        (:func:`cdc_lakehouse.generations.write_generation`, which documents the arguments and
+        errors). Returns ``{"generation": path, "written": n, "added": n, "emptied": n,
+        "removed": n}``."""
+        from cdc_lakehouse.generations import write_generation
+        from cdc_lakehouse.spark_session import get_spark
+
+        switch = write_generation(
+            get_spark(), source, schema, identifier, list(emptied or []), float(grace_s)
+        )
+        for path in switch.removed:
+            logger.info(f"removed {path}: no partition of {schema}.{identifier} references it")
+        return {
+            "generation": str(switch.generation),
+            "written": len(switch.written),
+            "added": switch.added,
+            "emptied": len(switch.emptied),
+            "removed": len(switch.removed),
+        }

@@ -1,0 +1,107 @@
+"""Generation writes (cdc_lakehouse.generations) on a scratch table of the session's lake: a
+reader in another session of the same Spark application, querying in a loop while partitions
+are rewritten, added and emptied, only ever sees a whole state, never an error; the data the
+switches replaced goes once its grace period is over. (The dbt models written this way:
+tests/dbt_models/test_readers_during_build.py; a killed write: tests/faults/test_kill_and_rerun.py.)
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from cdc_lakehouse.generations import (
+    GENERATIONS_DIR,
+    remove_unreferenced_generations,
+    write_generation,
+)
+
+WRITES = 6
+QUERY = "select count(*) as n, coalesce(sum(id), 0) as s from faults_g.t"
+
+
+def state(spark: Any) -> tuple[int, int]:
+    row = spark.sql(QUERY).collect()[0]
+    return (row["n"], row["s"])
+
+
+def test_a_reader_sees_one_whole_state_or_the_next_while_generations_are_switched(
+    spark: Any,
+) -> None:
+    spark.sql("create database if not exists faults_g")
+    spark.sql("drop table if exists faults_g.t")
+    spark.sql(
+        "create table faults_g.t using parquet partitioned by (b) as "
+        "select id, cast(id % 8 as int) as b from range(40000)"
+    )
+    reader = spark.newSession()  # its own relation cache, like another client of the metastore
+    states = [state(reader)]
+    observed: list[tuple[int, int] | BaseException] = []
+    stop = threading.Event()
+
+    def read() -> None:
+        while not stop.is_set():
+            try:
+                observed.append(state(reader))
+            except Exception as exc:  # what a reader would notice
+                observed.append(exc)
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    try:
+        for write in range(1, WRITES + 1):
+            # every write rewrites 4 of the partitions, adds one and empties another
+            spark.sql(
+                f"select id * {write + 1} as id, cast(id % 4 + {write % 2} * 4 as int) as b "
+                f"from range({20000 + write * 1000}) union all "
+                f"select id, cast({7 + write} as int) as b from range({write * 10})"
+            ).createOrReplaceTempView("faults_g_source")
+            emptied = [{"b": "4" if write % 2 == 0 else "0"}]  # an existing, unwritten one
+            switch = write_generation(
+                spark, "faults_g_source", "faults_g", "t", emptied=emptied, grace_s=600
+            )
+            assert len(switch.written) == 5 and switch.added == 1, switch
+            states.append(state(spark))
+            time.sleep(0.2)
+    finally:
+        stop.set()
+        thread.join(timeout=120)
+
+    errors = [o for o in observed if isinstance(o, BaseException)]
+    assert not errors, errors[:3]
+    assert len(set(states)) == WRITES + 1  # every write changed what a reader sees
+    unexpected = [o for o in observed if o not in states]
+    assert not unexpected, (unexpected[:3], states)
+    assert len(set(observed)) >= 3, (len(observed), set(observed))  # it read during the writes
+    # the reader's session was never refreshed: a new query sees the last state
+    assert state(reader) == states[-1]
+
+    # the replaced data is kept during the grace period, removed after it
+    table_dir = Path(
+        spark.sql("describe table extended faults_g.t")
+        .where("col_name = 'Location'")
+        .collect()[0]["data_type"]
+        .removeprefix("file:")
+    )
+    assert len(list((table_dir / GENERATIONS_DIR).iterdir())) == WRITES
+    assert (table_dir / "b=1").is_dir()  # where the first CREATE TABLE AS SELECT wrote
+    spark.sql("select id + 1 as id, 1 as b from range(10)").createOrReplaceTempView(
+        "faults_g_source"
+    )
+    switch = write_generation(spark, "faults_g_source", "faults_g", "t", grace_s=0)
+    assert (table_dir / "b=1") in switch.removed
+    remove_unreferenced_generations(spark, grace_s=0)  # what this last switch replaced
+    partition_dirs = {p.parent for p in table_dir.glob("**/*.parquet")}
+    locations = {
+        Path(row["data_type"].removeprefix("file:"))
+        for spec in spark.sql("show partitions faults_g.t").collect()
+        for row in spark.sql(
+            f"describe formatted faults_g.t partition ({spec[0].replace('=', ' = ')})"
+        ).collect()
+        if row["col_name"] == "Location"
+    }
+    assert partition_dirs <= locations  # only referenced data is left
+    assert state(spark) == state(reader)
+    spark.sql("drop database faults_g cascade")
