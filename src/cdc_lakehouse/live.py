@@ -394,7 +394,7 @@ def ingested_records(ingest_log: Path) -> int:
     return total
 
 
-def read_loop(interval_s: float) -> int:
+def read_loop(interval_s: float, once: bool = False) -> int:
     """The reader process: every ``interval_s`` seconds query gold and print one JSON line::
 
         {"started_at": epoch s, "ok": bool, "seconds": float, "gold_rows": int,
@@ -404,7 +404,7 @@ def read_loop(interval_s: float) -> int:
     ``fingerprint``: a sum of hashes of gold's rows (identity, key, values): equal states give
     equal fingerprints, so a read can be matched to the state before or after a build.
 
-    Until SIGTERM.
+    Until SIGTERM, or one read with ``once``.
     """
     from cdc_lakehouse.spark_session import get_spark
 
@@ -431,6 +431,8 @@ def read_loop(interval_s: float) -> int:
             line.update(ok=False, error=str(exc).splitlines()[0][:500])
         line["seconds"] = time.time() - started
         print(json.dumps(line), flush=True)
+        if once:
+            break
         stop.wait(max(0.0, interval_s - line["seconds"]))
     return 0
 
@@ -472,7 +474,9 @@ def main(argv: list[str] | None = None) -> int:
         if argv[:1] == ["read"]:
             sub = argparse.ArgumentParser(prog="python -m cdc_lakehouse.live read")
             sub.add_argument("--interval", type=float, default=3.0)
-            return read_loop(sub.parse_args(argv[1:]).interval)
+            sub.add_argument("--once", action="store_true", help="one read, then exit")
+            read_args = sub.parse_args(argv[1:])
+            return read_loop(read_args.interval, read_args.once)
         if argv[:1] == ["check"]:
             sub = argparse.ArgumentParser(prog="python -m cdc_lakehouse.live check")
             sub.add_argument("--oracle", type=Path, required=True)

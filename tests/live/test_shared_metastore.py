@@ -19,40 +19,16 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse.metastore_server import MetastoreServer, export_lines
 from cdc_lakehouse.settings import ConfigError, load_settings
+from tests.live.conftest import shared_dir
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 DBT = str(Path(PYTHON).parent / "dbt")
-
-
-def shared_dir(prefix: str) -> Path:
-    """A new directory under /var/tmp that other users can enter."""
-    path = Path(tempfile.mkdtemp(prefix=prefix, dir="/var/tmp"))
-    path.chmod(0o755)
-    return path
-
-
-@pytest.fixture(scope="module")
-def metastore() -> Iterator[dict[str, str]]:
-    """A running metastore server; yields its ``CDC_METASTORE_*`` variables."""
-    root = shared_dir("cdc-metastore-test-")
-    server = MetastoreServer(root / "pg")
-    port = server.start()
-    env = {}
-    for line in export_lines(server, port).splitlines():
-        key, _, value = line.removeprefix("export ").partition("=")
-        env[key] = value
-    yield env
-    server.stop()
-    shutil.rmtree(root, ignore_errors=True)
 
 
 def run(
