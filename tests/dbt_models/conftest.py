@@ -153,7 +153,7 @@ def simulated_increments(
     Runs after every test that only needs ``built_lake`` has had its chance to read part 1
     (pytest orders the files; test_simulated_gold.py reads part 1 first). While the first
     incremental run writes, a reader queries the public tables (``readers_during_run``,
-    tests/dbt_models/test_readers_during_build.py)."""
+    tests/dbt_models/test_simulated_readers_during_build.py)."""
     directory = tmp_path_factory.mktemp("simulated-increments")
     batches = max(len(s.second_delivery.batches) for s in simulations.values())
     for index in range(batches):

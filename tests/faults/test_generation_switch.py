@@ -2,7 +2,8 @@
 reader in another session of the same Spark application, querying in a loop while partitions
 are rewritten, added and emptied, only ever sees a whole state, never an error; the data the
 switches replaced goes once its grace period is over. (The dbt models written this way:
-tests/dbt_models/test_readers_during_build.py; a killed write: tests/faults/test_kill_and_rerun.py.)
+tests/dbt_models/test_simulated_readers_during_build.py; a killed write:
+tests/faults/test_kill_and_rerun.py.)
 """
 
 from __future__ import annotations
