@@ -196,8 +196,17 @@ def run(options: LiveOptions) -> int:
     logs = lake / "logs"
     logs.mkdir()
     port = server.start()
+    try:
+        return demo(options, lake, export_lines(server, port), port)
+    finally:
+        server.stop()  # also when the demo fails or is interrupted (Ctrl-C)
+
+
+def demo(options: LiveOptions, lake: Path, metastore_exports: str, port: int) -> int:
+    """The demo's processes on the prepared ``lake`` (see :func:`run`)."""
+    logs = lake / "logs"
     env = dict(os.environ, CDC_LAKE_DIR=str(lake), PYTHONUNBUFFERED="1")
-    for line in export_lines(server, port).splitlines():
+    for line in metastore_exports.splitlines():
         key, _, value = line.removeprefix("export ").partition("=")
         env[key] = value
     env.setdefault("CDC_SPARK_DRIVER_MEMORY", "2g")
@@ -234,6 +243,7 @@ def run(options: LiveOptions) -> int:
                 reader: subprocess.Popen[str] | None = None
                 builds: list[dict[str, Any]] = []
                 try:
+                    first_batch(ingest, logs)
                     while producer.poll() is None:
                         check_alive(ingest, "ingest", logs)
                         started = time.monotonic()
@@ -269,7 +279,6 @@ def run(options: LiveOptions) -> int:
              "--topic", topic, "--records", str(produced)],
             env=env, cwd=PROJECT_DIR, capture_output=True, text=True,
         )  # fmt: skip
-    server.stop()
     result = json.loads(check.stdout.strip().splitlines()[-1]) if check.returncode == 0 else {}
     errors = reader_log.errors()
     all_built = all(b["ok"] for b in builds)
@@ -313,6 +322,17 @@ def wait_for_topic(bootstrap: str, topic: str, producer: subprocess.Popen[str]) 
             raise ConfigError("the producer stopped before creating its topic: see its log")
         time.sleep(0.5)
     raise ConfigError(f"topic {topic} did not appear within 120 s")
+
+
+def first_batch(ingest: subprocess.Popen[str], logs: Path, timeout_s: float = 180.0) -> None:
+    """Wait until the ingest job has written its first records (the first build then has
+    something to build)."""
+    deadline = time.monotonic() + timeout_s
+    while ingested_records(logs / "ingest.log") == 0:
+        check_alive(ingest, "ingest", logs)
+        if time.monotonic() > deadline:
+            raise ConfigError(f"ingest wrote nothing within {timeout_s:.0f} s: see its log")
+        time.sleep(0.5)
 
 
 def check_alive(child: subprocess.Popen[str], name: str, logs: Path) -> None:

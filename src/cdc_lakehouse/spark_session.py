@@ -225,11 +225,11 @@ def _create_spark(settings: Settings | None) -> SparkSession:
     check_master(spark_master())  # before anything is written or started
     conf = spark_conf(settings)
     derby_dir = embedded_derby_dir(conf)
-    if derby_dir is not None:
-        check_metastore_free(derby_dir)
-    if settings.metastore is not None:
+    if settings.metastore is not None:  # before anything is written
         check_metastore_reachable(settings.metastore)
     ensure_lake_dir(settings)
+    if derby_dir is not None:
+        check_metastore_free(derby_dir)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder
