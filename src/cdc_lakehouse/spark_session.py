@@ -320,6 +320,20 @@ def check_metastore_free(derby_dir: Path) -> None:
         time.sleep(0.2)
 
 
+def _open_quietly(spark: SparkSession) -> Exception | None:
+    """Open the Hive metastore with Spark's log off (Hive logs each failed attempt with stack
+    traces); return the failure, or ``None`` when it opened."""
+    log4j = spark.sparkContext._jvm.org.apache.logging.log4j  # type: ignore[union-attr]
+    log4j.core.config.Configurator.setAllLevels(log4j.LogManager.ROOT_LOGGER_NAME, log4j.Level.OFF)
+    try:
+        spark.catalog.databaseExists("default")
+        return None
+    except Exception as exc:
+        return exc
+    finally:
+        log4j.LogManager.getContext(False).reconfigure()  # back to log4j2.properties
+
+
 def open_metastore(spark: SparkSession, derby_dir: Path) -> None:
     """Open the Hive metastore now rather than at the first query, and report a busy one.
 
@@ -335,15 +349,7 @@ def open_metastore(spark: SparkSession, derby_dir: Path) -> None:
         MetastoreBusyError: another process has the metastore open.
         pyspark.errors.AnalysisException: the metastore cannot be opened for another reason.
     """
-    log4j = spark.sparkContext._jvm.org.apache.logging.log4j  # type: ignore[union-attr]
-    log4j.core.config.Configurator.setAllLevels(log4j.LogManager.ROOT_LOGGER_NAME, log4j.Level.OFF)
-    try:
-        spark.catalog.databaseExists("default")
-        failure = None
-    except Exception as exc:
-        failure = exc
-    finally:
-        log4j.LogManager.getContext(False).reconfigure()  # back to log4j2.properties
+    failure = _open_quietly(spark)
     if failure is None:
         return
     try:
@@ -368,15 +374,7 @@ def open_shared_metastore(spark: SparkSession, metastore: SharedMetastore) -> No
         MetastoreUnavailableError: the database refused the user or password.
         pyspark.errors.AnalysisException: the metastore cannot be opened for another reason.
     """
-    log4j = spark.sparkContext._jvm.org.apache.logging.log4j  # type: ignore[union-attr]
-    log4j.core.config.Configurator.setAllLevels(log4j.LogManager.ROOT_LOGGER_NAME, log4j.Level.OFF)
-    try:
-        spark.catalog.databaseExists("default")
-        failure = None
-    except Exception as exc:
-        failure = exc
-    finally:
-        log4j.LogManager.getContext(False).reconfigure()
+    failure = _open_quietly(spark)
     if failure is None:
         return
     # the JVM's stack trace text (pyspark's captured exception) names the causes

@@ -25,6 +25,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, NoReturn
 
+from cdc_lakehouse.cli_types import positive_float
 from cdc_lakehouse.registry import DEFAULT_REGISTRY
 from cdc_lakehouse.settings import ConfigError, load_settings
 
@@ -49,16 +50,6 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
     return value
 
 
@@ -127,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     kafka.add_argument(
         "--trigger-interval",
-        type=_positive_float,
+        type=positive_float,
         default=10.0,
         metavar="SECONDS",
         help="seconds between micro-batches in continuous mode (default 10)",

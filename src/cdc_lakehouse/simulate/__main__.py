@@ -26,7 +26,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from cdc_lakehouse.cli_types import positive_int
+from cdc_lakehouse.cli_types import positive_float, positive_int
 from cdc_lakehouse.kafka.client import parse_properties
 from cdc_lakehouse.settings import ConfigError
 from cdc_lakehouse.simulate.delivery import Delivery, DeliveryConfig, deliver, produce, write_dump
@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--kafka-property", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument(
         "--rate",
-        type=_positive_float,
+        type=positive_float,
         metavar="CHANGES_PER_S",
         help="with --bootstrap-servers: produce live, about this many row changes per second",
     )
@@ -110,16 +110,6 @@ def live_config(config: SimulationConfig, rate: float) -> SimulationConfig:
         start_time_ms=int(time.time() * 1000) + 1000,
         max_commit_step_ms=max(1, round(step_ms)),
     )
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-    return value
 
 
 def _formats(parser: argparse.ArgumentParser, names: list[str]) -> list[str]:
