@@ -7,10 +7,12 @@ while, each in its own process on one shared PostgreSQL metastore
 
 1. a fresh lake (``--lake``, default ``lake-live``; emptied first), its metastore server and a
    local broker (:class:`cdc_lakehouse.kafka.broker.LocalBroker`);
-2. the producer: ``python -m cdc_lakehouse.simulate --rate`` (a seeded history of
+2. ``python -m ingest --mode continuous`` (a micro-batch every ``--trigger-interval`` s) on
+   the stream's topic, which the demo creates; the producer starts once ingest reads it, so
+   a slow first start (JVM, metastore schema) does not eat the stream's time;
+3. the producer: ``python -m cdc_lakehouse.simulate --rate`` (a seeded history of
    ``--format`` with 1 % duplicate deliveries, produced live at ``--rate`` row changes per
    second for ``--duration`` seconds; its oracle goes to ``<lake>/oracle``);
-3. ``python -m ingest --mode continuous`` (a micro-batch every ``--trigger-interval`` s);
 4. the scheduler: ``dbt build`` every ``--build-interval`` seconds (start to start; a build
    that runs longer is followed by the next at once);
 5. the reader (``python -m cdc_lakehouse.live read``), from the first finished build on:
@@ -46,6 +48,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from cdc_lakehouse.kafka.broker import LocalBroker, free_port
+from cdc_lakehouse.kafka.produce import create_topics
 from cdc_lakehouse.metastore_server import MetastoreServer, export_lines
 from cdc_lakehouse.settings import ConfigError
 
@@ -53,6 +56,10 @@ PROJECT_DIR = Path(__file__).resolve().parents[2]
 """The dbt project (the repository root: ``dbt_project.yml``, ``profiles.yml``)."""
 SIM_PREFIX = "sim"
 """Topic prefix of the simulated stream (the registry's ``sim.<format>`` topics)."""
+PARTITIONS = 3
+"""Partitions of the simulated topic (created by the demo before ingest starts)."""
+INGEST_START_TIMEOUT_S = 300.0
+"""How long the ingest job may take to start reading (JVM, metastore schema, bronze table), s."""
 CATCH_UP_TIMEOUT_S = 300.0
 """How long ingest may take to land every produced record once the producer is done, s."""
 
@@ -226,17 +233,19 @@ def demo(options: LiveOptions, lake: Path, metastore_exports: str, port: int) ->
         producer_args = [
             python, "-m", "cdc_lakehouse.simulate", "--format", options.format,
             "--changes", str(changes), "--prefix", SIM_PREFIX, "--duplicate-rate", "0.01",
-            "--rate", str(options.rate), "--bootstrap-servers", bootstrap,
-            "--out", str(lake / "oracle"),
+            "--rate", str(options.rate), "--partitions", str(PARTITIONS),
+            "--bootstrap-servers", bootstrap, "--out", str(lake / "oracle"),
         ]  # fmt: skip
-        with process(producer_args, env, "producer", logs) as producer:
-            wait_for_topic(bootstrap, topic, producer)
-            ingest_args = [
-                python, "-m", "ingest", "--bootstrap-servers", bootstrap, "--topics", topic,
-                "--mode", "continuous", "--trigger-interval", str(options.trigger_interval_s),
-            ]  # fmt: skip
-            ingest_env = dict(env, CDC_SPARK_DRIVER_MEMORY="1g")
-            with process(ingest_args, ingest_env, "ingest", logs) as ingest:
+        create_topics(bootstrap, {topic: PARTITIONS})
+        ingest_args = [
+            python, "-m", "ingest", "--bootstrap-servers", bootstrap, "--topics", topic,
+            "--mode", "continuous", "--trigger-interval", str(options.trigger_interval_s),
+        ]  # fmt: skip
+        ingest_env = dict(env, CDC_SPARK_DRIVER_MEMORY="1g")
+        with process(ingest_args, ingest_env, "ingest", logs) as ingest:
+            ingest_started(ingest, logs)
+            log("ingest: reading the topic; the producer starts")
+            with process(producer_args, env, "producer", logs) as producer:
                 reader_args = [python, "-m", "cdc_lakehouse.live", "read",
                                "--interval", str(options.read_interval_s)]  # fmt: skip
                 reader_env = dict(env, CDC_SPARK_DRIVER_MEMORY="1g")
@@ -309,19 +318,18 @@ def demo(options: LiveOptions, lake: Path, metastore_exports: str, port: int) ->
     return 0 if ok else 1
 
 
-def wait_for_topic(bootstrap: str, topic: str, producer: subprocess.Popen[str]) -> None:
-    """Wait until the producer has created ``topic`` (the ingest job refuses unknown topics)."""
-    from confluent_kafka.admin import AdminClient
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if topic in admin.list_topics(timeout=10).topics:
-            return
-        if producer.poll() is not None:
-            raise ConfigError("the producer stopped before creating its topic: see its log")
+def ingest_started(
+    ingest: subprocess.Popen[str], logs: Path, timeout_s: float = INGEST_START_TIMEOUT_S
+) -> None:
+    """Wait until the ingest job reads the topic (its ``reader:`` line: the JVM is up, the
+    metastore schema and the bronze table exist), so the stream's time is all ingest time."""
+    deadline = time.monotonic() + timeout_s
+    log_file = logs / "ingest.log"
+    while "reader: " not in log_file.read_text(errors="replace"):
+        check_alive(ingest, "ingest", logs)
+        if time.monotonic() > deadline:
+            raise ConfigError(f"ingest did not start within {timeout_s:.0f} s: see {log_file}")
         time.sleep(0.5)
-    raise ConfigError(f"topic {topic} did not appear within 120 s")
 
 
 def first_batch(ingest: subprocess.Popen[str], logs: Path, timeout_s: float = 180.0) -> None:

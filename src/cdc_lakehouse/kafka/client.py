@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 TopicPartition = tuple[str, int]
 DEFAULT_TIMEOUT_S = 10.0
 """Bound on connecting, metadata and watermark requests, seconds."""
+TAIL_CHASE_S = 2.0
+"""How long :func:`real_end_offsets` follows a partition that keeps growing, seconds."""
 GROUP_ID = "cdc-lakehouse-ingest"
 """Required by the client; never used to join a group or commit (assignment only)."""
 
@@ -203,9 +205,13 @@ def real_end_offsets(
     consumer: Consumer,
     positions: Mapping[TopicPartition, int],
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    chase_s: float = TAIL_CHASE_S,
 ) -> dict[TopicPartition, int]:
     """The real end (last offset + 1) of each partition, reading from ``positions`` (a lower
-    bound of the end, e.g. ``max(high watermark, known end)``) until end-of-partition.
+    bound of the end, e.g. ``max(high watermark, known end)``) until end-of-partition, or for
+    at most ``chase_s`` seconds on a partition that keeps growing: a producer that does not
+    stop never gives end-of-partition, and the last offset read is a real end to stop at (the
+    next call reads on from there).
 
     Returns:
         Per topic-partition ``max(position, last offset seen + 1)``.
@@ -223,7 +229,12 @@ def real_end_offsets(
     consumer.assign([KTP(t, p, ends[(t, p)]) for t, p in sorted(ends)])
     try:
         deadline = time.monotonic() + timeout_s
+        chase_until = time.monotonic() + chase_s
         while pending:
+            if time.monotonic() > chase_until:
+                pending = {tp for tp in pending if ends[tp] == positions[tp]}
+                if not pending:
+                    break
             if time.monotonic() > deadline:
                 names = ", ".join(f"{t} [{p}]" for t, p in sorted(pending))
                 raise KafkaReadError(
