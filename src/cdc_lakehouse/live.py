@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -61,6 +62,8 @@ PARTITIONS = 3
 INGEST_START_TIMEOUT_S = 300.0
 """How long the ingest job may take to start reading (JVM, metastore schema, bronze table), s."""
 CATCH_UP_TIMEOUT_S = 300.0
+SHOW_QUERY = "select count(*) as gold_rows from {{ ref('current_rows') }}"
+"""What the demo's ``dbt show`` asks of gold while a build runs."""
 """How long ingest may take to land every produced record once the producer is done, s."""
 
 
@@ -76,6 +79,7 @@ class LiveOptions:
         build_interval_s: seconds from one ``dbt build`` start to the next.
         trigger_interval_s: the ingest job's micro-batch interval, seconds.
         read_interval_s: seconds between the reader's queries.
+        threads: ``dbt build --threads`` (models and tests run side by side in one session).
     """
 
     lake: Path
@@ -85,6 +89,7 @@ class LiveOptions:
     build_interval_s: float = 60.0
     trigger_interval_s: float = 5.0
     read_interval_s: float = 3.0
+    threads: int = 4
 
 
 @dataclass
@@ -141,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--read-interval", type=float, default=LiveOptions.read_interval_s, help="s"
     )
+    parser.add_argument("--threads", type=int, default=LiveOptions.threads, help="dbt threads")
     return parser
 
 
@@ -172,9 +178,12 @@ def process(
 
 
 def stop_group(child: subprocess.Popen[str], timeout_s: float = 60.0) -> int | None:
-    """SIGTERM ``child``'s process group, wait up to ``timeout_s``, then SIGKILL it."""
+    """SIGTERM ``child``, wait up to ``timeout_s``, then SIGKILL its process group (what is
+    left of it, e.g. the JVM of a Python child). SIGTERM goes to the child alone: the ingest
+    job then stops after the batch in progress and stops its JVM itself, which a SIGTERM to
+    the JVM too would cut short."""
     if child.poll() is None:
-        os.killpg(child.pid, signal.SIGTERM)
+        child.send_signal(signal.SIGTERM)
         try:
             child.wait(timeout_s)
         except subprocess.TimeoutExpired:
@@ -218,8 +227,12 @@ def demo(options: LiveOptions, lake: Path, metastore_exports: str, port: int) ->
         env[key] = value
     env.setdefault("CDC_SPARK_DRIVER_MEMORY", "2g")
     python = sys.executable
-    dbt = [str(Path(python).parent / "dbt"), "build", "--project-dir", ".", "--profiles-dir", "."]
+    dbt_bin = str(Path(python).parent / "dbt")
+    dbt_dirs = ["--project-dir", ".", "--profiles-dir", "."]
+    dbt = [dbt_bin, "build", *dbt_dirs, "--threads", str(options.threads)]
     dbt += ["--target-path", str(lake / "target"), "--log-path", str(logs)]
+    show = [dbt_bin, "show", *dbt_dirs, "--inline", SHOW_QUERY, "--output", "json"]
+    show += ["--target-path", str(lake / "target-show"), "--log-path", str(logs / "show")]
     changes = max(1, round(options.rate * options.duration_s))
     topic = f"{SIM_PREFIX}.{options.format}"
     log(f"metastore: PostgreSQL on 127.0.0.1:{port}; lake {lake}")
@@ -251,12 +264,17 @@ def demo(options: LiveOptions, lake: Path, metastore_exports: str, port: int) ->
                 reader_env = dict(env, CDC_SPARK_DRIVER_MEMORY="1g")
                 reader: subprocess.Popen[str] | None = None
                 builds: list[dict[str, Any]] = []
+                shows: list[bool] = []
+                beside: subprocess.Popen[str] | None = None  # dbt show beside the next build
                 try:
                     first_batch(ingest, logs)
                     while producer.poll() is None:
                         check_alive(ingest, "ingest", logs)
                         started = time.monotonic()
                         builds.append(build(dbt, env, logs, len(builds) + 1, reader_log))
+                        if beside is not None:
+                            shows.append(show_result(beside, logs, builds[-1]["number"]))
+                            beside = None
                         if reader is None and builds[-1]["ok"]:
                             reader = subprocess.Popen(
                                 reader_args, env=reader_env, cwd=PROJECT_DIR,
@@ -268,6 +286,7 @@ def demo(options: LiveOptions, lake: Path, metastore_exports: str, port: int) ->
                                 target=reader_log.follow, args=(reader.stdout,), daemon=True
                             ).start()
                             reader_log.first_after(0, timeout_s=120)
+                            beside = show_beside(show, env, logs)
                         report(builds[-1], reader_log)
                         rest = options.build_interval_s - (time.monotonic() - started)
                         wait_until(producer, rest)
@@ -276,13 +295,16 @@ def demo(options: LiveOptions, lake: Path, metastore_exports: str, port: int) ->
                     produced = produced_records(logs / "producer.log")
                     log(f"producer done: {produced:,} records; waiting for ingest to catch up")
                     catch_up(env, produced, ingest, logs)
-                    stop_group(ingest)
-                    log("ingest stopped; last build")
+                    code = stop_group(ingest)
+                    log(f"ingest stopped (exit {code}); last build")
                     builds.append(build(dbt, env, logs, len(builds) + 1, reader_log))
+                    if beside is not None:
+                        shows.append(show_result(beside, logs, builds[-1]["number"]))
                     report(builds[-1], reader_log)
                 finally:
-                    if reader is not None:
-                        stop_group(reader)
+                    for child in (reader, beside):
+                        if child is not None:
+                            stop_group(child)
         check = subprocess.run(
             [python, "-m", "cdc_lakehouse.live", "check", "--oracle", str(lake / "oracle"),
              "--topic", topic, "--records", str(produced)],
@@ -290,7 +312,7 @@ def demo(options: LiveOptions, lake: Path, metastore_exports: str, port: int) ->
         )  # fmt: skip
     result = json.loads(check.stdout.strip().splitlines()[-1]) if check.returncode == 0 else {}
     errors = reader_log.errors()
-    all_built = all(b["ok"] for b in builds)
+    all_built = all(b["ok"] for b in builds) and all(shows)
     log(
         f"done: {len(builds)} builds ({sum(b['ok'] for b in builds)} passed), "
         f"{len(reader_log.reads)} reads, {len(errors)} reader errors"
@@ -352,6 +374,28 @@ def wait_until(producer: subprocess.Popen[str], seconds: float) -> None:
     """Sleep up to ``seconds``, returning early when the producer ends."""
     with suppress(subprocess.TimeoutExpired):
         producer.wait(max(0.0, seconds))
+
+
+def show_beside(show: list[str], env: dict[str, str], logs: Path) -> subprocess.Popen[str]:
+    """Start ``dbt show`` (a second dbt process reading gold, beside ingest and the next
+    build)."""
+    (logs / "show").mkdir(exist_ok=True)
+    return subprocess.Popen(
+        show, env=env, cwd=PROJECT_DIR, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, start_new_session=True,
+    )  # fmt: skip
+
+
+def show_result(child: subprocess.Popen[str], logs: Path, number: int) -> bool:
+    """Wait for the ``dbt show`` started beside build ``number``; print its answer."""
+    output, _ = child.communicate()
+    (logs / "show" / "show.log").write_text(output)
+    rows = re.search(r'"gold_rows": (\d+)', output)
+    if child.returncode == 0 and rows:
+        log(f"dbt show beside build {number}: ok, gold.current_rows has {rows[1]} rows")
+    else:
+        log(f"dbt show beside build {number}: FAILED (see {logs / 'show' / 'show.log'})")
+    return child.returncode == 0 and rows is not None
 
 
 def build(
@@ -514,7 +558,15 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(check_gold(args.oracle, args.topic, args.records)))
             return 0
         args = build_parser().parse_args(argv)
-        for name in ("rate", "duration", "build_interval", "trigger_interval", "read_interval"):
+        names = (
+            "rate",
+            "duration",
+            "build_interval",
+            "trigger_interval",
+            "read_interval",
+            "threads",
+        )
+        for name in names:
             if not getattr(args, name) > 0:
                 print(f"error: --{name.replace('_', '-')} must be > 0", file=sys.stderr)
                 return 2
@@ -527,6 +579,7 @@ def main(argv: list[str] | None = None) -> int:
                 build_interval_s=args.build_interval,
                 trigger_interval_s=args.trigger_interval,
                 read_interval_s=args.read_interval,
+                threads=args.threads,
             )
         )
     except ConfigError as exc:

@@ -119,7 +119,8 @@ def test_refused_password_stops_with_one_line(tmp_path: Path, metastore: dict[st
 
 @pytest.mark.dbt
 def test_live_demo_keeps_gold_equal_to_the_oracle_while_a_reader_reads():
-    """The 2-minute live demo: 60 s of stream at 200 changes/s, a build every 30 s."""
+    """The 2-minute live demo: 60 s of stream at 200 changes/s, a ``dbt build --threads 4``
+    every 30 s, a reader and one ``dbt show`` beside ingest and a build."""
     lake = shared_dir("cdc-live-test-") / "lake"
     try:
         result = run(
@@ -133,6 +134,9 @@ def test_live_demo_keeps_gold_equal_to_the_oracle_while_a_reader_reads():
         builds = re.findall(r"build \d+: ok in [\d.]+ s; .*freshness ([\d.]+) s", output)
         assert len(builds) >= 2, output  # at least one while the stream runs, and the last
         assert re.search(r"\d+ reads, 0 reader errors", output), output
+        shown = re.search(r"dbt show beside build \d+: ok, gold.current_rows has \d+ rows", output)
+        assert shown, output
+        assert "ingest stopped (exit 0)" in output, output  # stopped after its batch
         assert "gold equals the oracle" in output, output
         assert ", 0 written twice" in output, output
         produced = re.search(r"bronze: ([\d,]+) records of ([\d,]+) produced", output)
