@@ -22,8 +22,9 @@
     write bracket (mark_write_started skips them). Delta keeps dbt-spark's path: its commit
     is atomic already.
 
-    Not covered: `--full-refresh` and a model's first build drop and create the table (readers
-    get an error while it runs), and `table` models are dropped and created on every run.
+    `table` models (unpartitioned) are switched whole: see the table materialization below.
+    Not covered: `--full-refresh` of an incremental model and a model's first build drop and
+    create the table (readers get an error while it runs).
 #}
 
 {#
@@ -122,3 +123,110 @@
             {{ sql }}
     {%- endif -%}
 {%- endmacro %}
+
+{#
+    The table materialization (dbt-spark 1.11's, overridden): with generation writes on and
+    an existing unpartitioned Parquet table, the model's rows are written as a new generation
+    beside the table's data and the table is pointed at it with one
+    `alter table .. set location` (adapter.switch_table_generation,
+    cdc_lakehouse.generations.switch_table): readers see the old rows or the new ones, never
+    a missing table. The model's SQL (or Python model's DataFrame) becomes a temporary view
+    first; a table whose columns differ from the model's is dropped (its directory with it)
+    and created from that view (readers get an error for that moment, as before). Otherwise - generation writes
+    off, a first build, Delta - dbt-spark's body below: drop, then create.
+#}
+{% materialization table, adapter = 'spark', supported_languages=['sql', 'python'] %}
+    {%- set language = model['language'] -%}
+    {%- set identifier = model['alias'] -%}
+    {%- set grant_config = config.get('grants') -%}
+    {%- set old_relation = adapter.get_relation(
+        database=database, schema=schema, identifier=identifier) -%}
+    {%- set target_relation = api.Relation.create(
+        identifier=identifier, schema=schema, database=database, type='table') -%}
+
+    {{ run_hooks(pre_hooks) }}
+
+    {%- if switches_table_generations(old_relation) -%}
+        {%- set view_name = identifier ~ '__dbt_generation' -%}
+        {%- call statement('main', language=language) -%}
+            {%- if language == 'python' -%}
+                {{ py_temporary_view(compiled_code, view_name) }}
+            {%- else -%}
+                {%- if config.get('contract').enforced -%}
+                    {{ get_assert_columns_equivalent(compiled_code) }}
+                {%- endif %}
+                create or replace temporary view `{{ view_name }}` as
+                {{ compiled_code }}
+            {%- endif -%}
+        {%- endcall -%}
+        {%- set switch = adapter.switch_table_generation(
+            view_name, schema, identifier, var('cdc_reader_grace_s')) -%}
+        {%- if switch['switched'] -%}
+            {{ log(target_relation ~ ': generation ' ~ switch['generation'] ~ ', '
+                   ~ switch['removed'] ~ ' old directories removed') }}
+        {%- else -%}
+            {{ log(target_relation ~ ': columns changed, dropped and created') }}
+            {%- call statement('create_from_generation_view') -%}
+                {{ create_table_as(False, target_relation, 'select * from `' ~ view_name ~ '`') }}
+            {%- endcall -%}
+        {%- endif -%}
+        {%- call statement('drop_generation_view') -%}
+            drop view if exists `{{ view_name }}`
+        {%- endcall -%}
+    {%- else -%}
+        {#- dbt-spark 1.11's table materialization -#}
+        {% if old_relation is not none %}
+            {% set is_delta = (old_relation.is_delta and config.get('file_format', validator=validation.any[basestring]) == 'delta') %}
+            {% set is_iceberg = (old_relation.is_iceberg and config.get('file_format', validator=validation.any[basestring]) == 'iceberg') %}
+            {% set old_relation_type = old_relation.type %}
+        {% else %}
+            {% set is_delta = false %}
+            {% set is_iceberg = false %}
+            {% set old_relation_type = target_relation.type %}
+        {% endif %}
+        {% if not is_delta and not is_iceberg %}
+            {% set existing_relation = target_relation %}
+            {{ adapter.drop_relation(existing_relation.incorporate(type=old_relation_type)) }}
+        {% endif %}
+        {%- call statement('main', language=language) -%}
+            {{ create_table_as(False, target_relation, compiled_code, language) }}
+        {%- endcall -%}
+    {%- endif -%}
+
+    {% set should_revoke = should_revoke(old_relation, full_refresh_mode=True) %}
+    {% do apply_grants(target_relation, grant_config, should_revoke) %}
+    {% do persist_docs(target_relation, model) %}
+    {% do persist_constraints(target_relation, model) %}
+    {{ run_hooks(post_hooks) }}
+    {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}
+
+{#
+    switches_table_generations(old_relation): true when a table model's run replaces an
+    existing unpartitioned Parquet table by a generation switch.
+#}
+{% macro switches_table_generations(old_relation) %}
+    {{ return(
+        execute
+        and generation_writes_enabled()
+        and old_relation is not none
+        and old_relation.is_table
+        and not config.get('partition_by')
+        and config.get('file_format', 'parquet') not in ['delta', 'iceberg', 'hudi']
+        and not old_relation.is_delta
+        and not old_relation.is_iceberg
+    ) }}
+{% endmacro %}
+
+{#
+    py_temporary_view(compiled_code, view_name): a Python model's code that leaves its
+    DataFrame as the temporary view view_name of the session (the sparksession adapter runs
+    Python models in dbt's own session, so the view outlives the model's code).
+#}
+{% macro py_temporary_view(compiled_code, view_name) %}
+{{ compiled_code }}
+# --- cdc_lakehouse: the model's DataFrame as a temporary view (macros/cdc_generations.sql) --- #
+dbt = dbtObj(spark.table)
+df = model(dbt, spark)
+df.createOrReplaceTempView("{{ view_name }}")
+{% endmacro %}

@@ -28,6 +28,11 @@ any partition: it is removed whatever its age.
 A write killed at any point leaves the table as it was before it (the switch is one call), so
 the next run can trust the table: no interrupted-write bracket is needed for these writes.
 
+Unpartitioned tables (dbt ``table`` models) are switched whole by :func:`switch_table`: the
+rows are written as ``<table dir>/_generations/<generation>/part-*.parquet`` and the table is
+pointed at that directory with one ``ALTER TABLE .. SET LOCATION``; the location it had is
+kept for the grace period the same way.
+
 Limits: the table's directory must be on the local file system (the lake's, as everywhere in
 this project); NULL partition values are not supported (Spark writes them as
 ``__HIVE_DEFAULT_PARTITION__``; no model here has one).
@@ -228,9 +233,7 @@ def write_generation(
     locations = [_local_path(p.location().toString()) for p in existing.values()]
     removed = remove_unreferenced(table.directory, locations, grace_s)
 
-    now = time.time()
-    name = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{now % 1:.6f}"[1:] + "Z"
-    generation = table.directory / GENERATIONS_DIR / name
+    generation = table.directory / GENERATIONS_DIR / _generation_name(time.time())
     columns = spark.table(table.name).columns
     frame = spark.table(source).select(*[f"`{column}`" for column in columns])
     frame.write.partitionBy(*table.columns).mode("errorifexists").parquet(str(generation))
@@ -273,6 +276,82 @@ def write_generation(
     return Switch(generation, written, len(new), emptied_specs, removed)
 
 
+@dataclass(frozen=True)
+class TableSwitch:
+    """What one :func:`switch_table` did.
+
+    Attributes:
+        switched: true when the table now points at ``generation``; false when its columns
+            differed from the rows' and it was dropped (the caller creates it again).
+        generation: the new location (``None`` when not switched).
+        previous: the location the table had.
+        removed: the unreferenced directories and files removed before the write.
+    """
+
+    switched: bool
+    generation: Path | None
+    previous: Path
+    removed: list[Path] = field(default_factory=list)
+
+
+def _generation_name(now: float) -> str:
+    """A generation's directory name: its UTC time to the microsecond, sortable."""
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{now % 1:.6f}"[1:] + "Z"
+
+
+def _table_dir(location: Path) -> Path:
+    """The table's own directory: ``location``, or the one holding its ``_generations``."""
+    if GENERATIONS_DIR in location.parts:
+        return Path(*location.parts[: location.parts.index(GENERATIONS_DIR)])
+    return location
+
+
+def switch_table(
+    spark: SparkSession, source: str, schema: str, identifier: str, grace_s: float = 300.0
+) -> TableSwitch:
+    """Replace the rows of the unpartitioned Parquet table ``schema.identifier`` by those of
+    ``source`` without a reader ever seeing it missing or half written: write them as a new
+    generation and point the table at it with one ``ALTER TABLE .. SET LOCATION``.
+
+    Args:
+        spark: the session (dbt's, when called by the adapter).
+        source: a table or view name (the model's rows: a temporary view).
+        schema: the table's database.
+        identifier: the table's name.
+        grace_s: seconds a replaced location is kept for the readers that planned before the
+            switch (removed by a later switch or dbt command when older).
+
+    Returns:
+        What was switched and removed. When the columns of ``source`` (names, types, order;
+        nullability aside) differ from the table's, the table is dropped, its directory removed, and
+        ``switched`` is false: the caller creates it again.
+
+    Raises:
+        ValueError: the table is partitioned (see :func:`write_generation`) or not local.
+        py4j.protocol.Py4JJavaError: Spark or the metastore failed; the table is then as it
+            was before the call unless the failure was in the final ``REFRESH TABLE``.
+    """
+    table = _Catalog(spark, schema, identifier)
+    if table.columns:
+        raise ValueError(f"{table.name} is partitioned: use write_generation")
+    location = table.directory
+    table_dir = _table_dir(location)
+    # names and types, not nullability (a view's nested fields may differ in it from the table)
+    current = [(f.name.lower(), f.dataType.simpleString()) for f in spark.table(table.name).schema]
+    new = [(f.name.lower(), f.dataType.simpleString()) for f in spark.table(source).schema]
+    if current != new:
+        spark.sql(f"drop table {table.name}")
+        shutil.rmtree(table_dir, ignore_errors=True)
+        return TableSwitch(False, None, location)
+    removed = remove_unreferenced(table_dir, [location], grace_s)
+    generation = table_dir / GENERATIONS_DIR / _generation_name(time.time())
+    spark.table(source).write.mode("errorifexists").parquet(str(generation))
+    spark.sql(f"alter table {table.name} set location {_sql_literal(str(generation))}")
+    _touch([location], time.time())
+    spark.sql(f"refresh table {table.name}")
+    return TableSwitch(True, generation, location, removed)
+
+
 def _generation_of(table_dir: Path, location: Path) -> Path:
     """The generation directory holding ``location``, else ``location`` itself."""
     generations = table_dir / GENERATIONS_DIR
@@ -294,7 +373,9 @@ def remove_unreferenced(
     them.
 
     Looked at: the table directory's own ``col=value`` directories (where its first
-    ``CREATE TABLE AS SELECT`` put the partitions) and each generation under
+    ``CREATE TABLE AS SELECT`` put the partitions), its own files when an unpartitioned table
+    points at a generation instead (stale from the time the switch away from them set on the
+    table directory), and each generation under
     ``_generations`` - as a whole, else its ``col=value``, ``_pending`` and ``_empty``
     children one by one. A generation with ``_temporary`` left (its write was killed before
     it committed) is removed at any age: no partition ever referenced it. A table directory
@@ -326,9 +407,16 @@ def remove_unreferenced(
         removed.append(path)
         return True
 
+    # an unpartitioned table pointed at a generation (switch_table) since over grace_s: its
+    # own files go (their directory's time, read once: removing a file changes it)
+    relocated = any(ref.parent == generations for ref in live)
+    first_create_stale = relocated and now - table_dir.stat().st_mtime > grace_s
     for entry in sorted(table_dir.iterdir()):
         if entry.is_dir() and "=" in entry.name:
             remove_if_stale(entry)
+        elif first_create_stale and entry.is_file():
+            entry.unlink()  # the data of its first CREATE TABLE AS SELECT
+            removed.append(entry)
     for generation in sorted(generations.iterdir()):
         if not generation.is_dir() or remove_if_stale(generation):
             continue
@@ -356,7 +444,10 @@ def remove_unreferenced_generations(spark: SparkSession, grace_s: float) -> list
             if not spark.catalog.tableExists(f"`{database}`.`{table_dir.name}`"):
                 continue
             catalog = _Catalog(spark, database, table_dir.name)
-            if catalog.directory != table_dir or not catalog.columns:
+            if _table_dir(catalog.directory) != table_dir:
                 continue
-            removed += remove_unreferenced(table_dir, catalog.locations(), grace_s)
+            if catalog.columns:
+                removed += remove_unreferenced(table_dir, catalog.locations(), grace_s)
+            else:
+                removed += remove_unreferenced(table_dir, [catalog.directory], grace_s)
     return removed

@@ -1,7 +1,8 @@
-"""Generation writes (cdc_lakehouse.generations) on a scratch table of the session's lake: a
+"""Generation writes (cdc_lakehouse.generations) on scratch tables of the session's lake: a
 reader in another session of the same Spark application, querying in a loop while partitions
-are rewritten, added and emptied, only ever sees a whole state, never an error; the data the
-switches replaced goes once its grace period is over. (The dbt models written this way:
+are rewritten, added and emptied, or while an unpartitioned table is replaced whole, only ever
+sees a whole state, never an error; the data the switches replaced goes once its grace period
+is over. (The dbt models written this way:
 tests/dbt_models/test_simulated_readers_during_build.py; a killed write:
 tests/faults/test_kill_and_rerun.py.)
 """
@@ -16,15 +17,19 @@ from typing import Any
 from cdc_lakehouse.generations import (
     GENERATIONS_DIR,
     remove_unreferenced_generations,
+    switch_table,
     write_generation,
 )
 
 WRITES = 6
-QUERY = "select count(*) as n, coalesce(sum(id), 0) as s from faults_g.t"
 
 
 def state(spark: Any) -> tuple[int, int]:
-    row = spark.sql(QUERY).collect()[0]
+    return state_of(spark, "faults_g.t")
+
+
+def state_of(spark: Any, table: str) -> tuple[int, int]:
+    row = spark.sql(f"select count(*) as n, coalesce(sum(id), 0) as s from {table}").collect()[0]
     return (row["n"], row["s"])
 
 
@@ -106,3 +111,77 @@ def test_a_reader_sees_one_whole_state_or_the_next_while_generations_are_switche
     assert partition_dirs <= locations  # only referenced data is left
     assert state(spark) == state(reader)
     spark.sql("drop database faults_g cascade")
+
+
+def table_location(spark: Any, table: str) -> Path:
+    return Path(
+        spark.sql(f"describe table extended {table}")
+        .where("col_name = 'Location'")
+        .collect()[0]["data_type"]
+        .removeprefix("file:")
+    )
+
+
+def fresh_state(reader: Any) -> tuple[int, int]:
+    """The reader's query as a session with a shared metastore makes it: the table's relation
+    resolved anew from the metastore (``spark.sql.filesourceTableRelationCacheSize=0``, a
+    static setting of the application, hence the explicit refresh in this test session)."""
+    reader.catalog.refreshTable("faults_t.t")
+    return state_of(reader, "faults_t.t")
+
+
+def test_a_reader_sees_one_whole_state_or_the_next_while_a_table_is_switched_whole(
+    spark: Any,
+) -> None:
+    """What dbt's table models (silver.schema_changes, ...) do with generation writes on."""
+    spark.sql("create database if not exists faults_t")
+    spark.sql("drop table if exists faults_t.t")
+    spark.sql("create table faults_t.t using parquet as select id from range(30000)")
+    table_dir = table_location(spark, "faults_t.t")
+    reader = spark.newSession()
+    states = [state_of(reader, "faults_t.t")]
+    observed: list[tuple[int, int] | BaseException] = []
+    stop = threading.Event()
+
+    def read() -> None:
+        while not stop.is_set():
+            try:
+                observed.append(fresh_state(reader))
+            except Exception as exc:  # what a reader would notice
+                observed.append(exc)
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    try:
+        for write in range(1, WRITES + 1):
+            spark.sql(f"select id * {write + 1} as id from range({30000 + write * 1000})")\
+                .createOrReplaceTempView("faults_t_source")  # fmt: skip
+            switch = switch_table(spark, "faults_t_source", "faults_t", "t", grace_s=600)
+            assert switch.switched and switch.generation is not None, switch
+            assert table_location(spark, "faults_t.t") == switch.generation
+            states.append(state_of(spark, "faults_t.t"))
+            time.sleep(0.2)
+    finally:
+        stop.set()
+        thread.join(timeout=120)
+
+    errors = [o for o in observed if isinstance(o, BaseException)]
+    assert not errors, errors[:3]
+    assert len(set(states)) == WRITES + 1
+    unexpected = [o for o in observed if o not in states]
+    assert not unexpected, (unexpected[:3], states)
+    assert len(set(observed)) >= 3, (len(observed), set(observed))
+    assert fresh_state(reader) == states[-1]
+    assert len(list((table_dir / GENERATIONS_DIR).iterdir())) == WRITES
+    assert list(table_dir.glob("*.parquet"))  # the first CREATE's files, within their grace
+
+    remove_unreferenced_generations(spark, grace_s=0)
+    assert {p.parent for p in table_dir.glob("**/*.parquet")} == {switch.generation}
+    assert state_of(spark, "faults_t.t") == states[-1]
+
+    # new columns: the table is dropped (its directory too) for the caller to create again
+    spark.sql("select id, 'x' as tag from range(5)").createOrReplaceTempView("faults_t_source")
+    switch = switch_table(spark, "faults_t_source", "faults_t", "t", grace_s=600)
+    assert not switch.switched
+    assert not spark.catalog.tableExists("faults_t.t") and not table_dir.exists()
+    spark.sql("drop database faults_t cascade")

@@ -52,3 +52,31 @@ def test_leaves_a_table_never_written_by_generations_alone(tmp_path: Path) -> No
     unregistered = make(table / "b=0", age_s=10_000)
     assert remove_unreferenced(table, [], GRACE, now=NOW) == []
     assert unregistered.is_dir()
+
+
+def test_a_table_switched_whole_keeps_its_location_and_recent_data(tmp_path: Path) -> None:
+    """An unpartitioned table (switch_table) points at one generation: its first CREATE's files
+    in the table directory and older generations go after the grace period counted from the
+    switch away from them (the directories' modification times)."""
+    table = tmp_path / "t"
+    generations = table / "_generations"
+    first = make(generations / "g1", age_s=1000)
+    current = make(generations / "g3", age_s=1000)
+    replaced_now = make(generations / "g2", age_s=10)
+    (table / "part-00000.parquet").write_bytes(b"first create")
+    os.utime(table, (NOW - 1000, NOW - 1000))
+
+    removed = remove_unreferenced(table, [current], GRACE, now=NOW)
+
+    assert sorted(removed) == sorted([first, table / "part-00000.parquet"])
+    assert current.is_dir() and replaced_now.is_dir()
+    assert remove_unreferenced(table, [current], GRACE, now=NOW + GRACE) == [replaced_now]
+
+
+def test_the_first_create_of_a_table_switched_recently_is_kept(tmp_path: Path) -> None:
+    table = tmp_path / "t"
+    current = make(table / "_generations" / "g1", age_s=1000)
+    (table / "part-00000.parquet").write_bytes(b"first create")
+    os.utime(table, (NOW - 10, NOW - 10))  # switched away from 10 s ago
+    assert remove_unreferenced(table, [current], GRACE, now=NOW) == []
+    assert (table / "part-00000.parquet").is_file()

@@ -76,3 +76,24 @@ class SparkSessionAdapter(SparkAdapter):
             "emptied": len(switch.emptied),
             "removed": len(switch.removed),
         }
+
+    @available
+    def switch_table_generation(
+        self, source: str, schema: str, identifier: str, grace_s: float
+    ) -> dict[str, Any]:
+        """Replace the unpartitioned Parquet table ``schema.identifier`` by the rows of
+        ``source`` with one ``ALTER TABLE .. SET LOCATION``
+        (:func:`cdc_lakehouse.generations.switch_table`, which documents the arguments and
+        errors). Returns ``{"switched": bool, "generation": path or None, "removed": n}``;
+        not switched: the columns differed, the table was dropped, create it again."""
+        from cdc_lakehouse.generations import switch_table
+        from cdc_lakehouse.spark_session import get_spark
+
+        switch = switch_table(get_spark(), source, schema, identifier, float(grace_s))
+        for path in switch.removed:
+            logger.info(f"removed {path}: {schema}.{identifier} no longer points at it")
+        return {
+            "switched": switch.switched,
+            "generation": str(switch.generation) if switch.generation else None,
+            "removed": len(switch.removed),
+        }
