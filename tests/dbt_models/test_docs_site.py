@@ -29,7 +29,11 @@ from cdc_lakehouse.docs_site import (
     upstream_nodes,
 )
 
-pytestmark = pytest.mark.dbt
+# checked before any fixture: the session's built lake is not built for nothing
+pytestmark = [
+    pytest.mark.dbt,
+    pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing())),
+]
 
 MODEL = "current_rows"
 SITE_FILES = ("index.html", "manifest.json", "catalog.json")
@@ -38,8 +42,6 @@ SITE_FILES = ("index.html", "manifest.json", "catalog.json")
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Headless Debian Chromium driven by Selenium for this module's tests."""
-    if reason := chromium_missing():
-        pytest.skip(reason)
     with chromium() as driver:
         yield driver
 
