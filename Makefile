@@ -16,12 +16,14 @@ KAFKA_LAKE ?= lake-kafka
 LIVE_LAKE ?= lake-live
 LIVE_ARGS ?=
 METASTORE_DIR ?= $(or $(CDC_LAKE_DIR),lake)/metastore_pg
+DOCS_PORT ?= 8000
+DOCS_ARGS ?=
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
 .PHONY: install demo ingest build docs test lint clean kafka-broker demo-kafka bench \
 	spark-cluster spark-cluster-stop spark-cluster-status metastore metastore-stop demo-live \
-	postgresql-packages
+	postgresql-packages docs-serve docs-screenshot chromium-packages
 
 install: $(STAMP)
 
@@ -46,12 +48,25 @@ build: install
 	$(DBT) build $(DBT_ARGS)
 
 docs: install
-	$(DBT) docs generate $(DBT_ARGS)
+	$(DBT) docs generate $(DBT_ARGS) $(DOCS_ARGS)
+
+## docs-serve: generate the dbt docs site (`make docs`, on the lake: column types need a built
+## lake) and serve it on http://localhost:$(DOCS_PORT) until Ctrl-C (DOCS_PORT=8000;
+## DOCS_ARGS="--empty-catalog" skips the catalog)
+docs-serve: docs
+	$(DBT) docs serve $(DBT_ARGS) --port $(DOCS_PORT) --no-browser
+
+## docs-screenshot: regenerate docs/images/current_rows_lineage.png, the lineage graph of
+## gold.current_rows in headless Chromium (installed from Debian when missing)
+docs-screenshot: docs chromium-packages
+	$(BIN)/python -m cdc_lakehouse.docs_site screenshot --target-path target \
+		--model current_rows --output docs/images/current_rows_lineage.png
 
 ## test: lint, then every pytest test (unit, ingest, dbt build on the fixtures, the sample dump
 ## end to end on a Spark standalone cluster of this machine, the live demo on a shared
-## PostgreSQL metastore; installs PostgreSQL from Debian when missing)
-test: install postgresql-packages
+## PostgreSQL metastore, the docs site in headless Chromium; installs PostgreSQL and Chromium
+## from Debian when missing)
+test: install postgresql-packages chromium-packages
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
@@ -106,6 +121,15 @@ postgresql-packages:
 		$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
 		$(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive \
 			apt-get install -y -qq postgresql libpostgresql-jdbc-java >/dev/null; }
+
+# Debian's Chromium and its WebDriver (the docs site tests and `make docs-screenshot`), installed
+# when missing (root, or sudo).
+chromium-packages:
+	@dpkg -s chromium chromium-driver >/dev/null 2>&1 || { \
+		echo "installing chromium and chromium-driver (apt-get)"; \
+		$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
+		$(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
 ## metastore: a PostgreSQL-backed Hive metastore for the lake (shared by ingest, dbt, readers);
 ## prints the export lines, also written to $(METASTORE_DIR)/metastore.env: source that file
