@@ -11,6 +11,8 @@ STAMP := $(VENV)/.installed-stamp
 DBT := $(BIN)/dbt
 DBT_ARGS := --project-dir . --profiles-dir .
 SAMPLE_DUMP ?= sample_data/dump
+# the SQL sqlfluff checks (.sqlfluff; generic tests and macros render to nothing and are skipped)
+SQL_PATHS ?= models tests/dbt
 KAFKA_PORT ?= 19092
 KAFKA_LAKE ?= lake-kafka
 LIVE_LAKE ?= lake-live
@@ -23,7 +25,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 
 .PHONY: install demo ingest build docs test lint clean kafka-broker demo-kafka bench \
 	spark-cluster spark-cluster-stop spark-cluster-status metastore metastore-stop demo-live \
-	postgresql-packages docs-serve docs-screenshot chromium-packages
+	postgresql-packages docs-serve docs-screenshot chromium-packages sql-lint sql-fix conventions
 
 install: $(STAMP)
 
@@ -68,6 +70,7 @@ docs-screenshot: docs chromium-packages
 ## from Debian when missing)
 test: install postgresql-packages chromium-packages
 	$(BIN)/ruff check .
+	$(MAKE) --no-print-directory sql-lint conventions
 	$(BIN)/python -m pytest
 
 ## bench: throughput per format and stage against baselines, and incremental cost growth
@@ -76,9 +79,25 @@ test: install postgresql-packages chromium-packages
 bench: install
 	$(BIN)/python -m cdc_lakehouse.bench $(BENCH_ARGS)
 
+## lint: ruff, the SQL style (sqlfluff) and the project conventions (dbt-bouncer)
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(MAKE) --no-print-directory sql-lint conventions
+
+## sql-lint: the SQL style of .sqlfluff (dbt Labs' style guide) on $(SQL_PATHS)
+sql-lint: install
+	$(BIN)/sqlfluff lint $(SQL_PATHS)
+
+## sql-fix: rewrite $(SQL_PATHS) in that style (review the diff; SQL_PATHS=<files> for some)
+sql-fix: install
+	$(BIN)/sqlfluff fix $(SQL_PATHS)
+
+## conventions: dbt-bouncer (dbt-bouncer.yml) on the manifest of `dbt parse` (no Spark, no lake);
+## HOME: dbt-bouncer caches its check registry under ~/.cache, kept in target/ instead
+conventions: install
+	$(DBT) parse $(DBT_ARGS) --quiet
+	HOME=$(CURDIR)/target $(BIN)/dbt-bouncer run --config-file dbt-bouncer.yml
 
 clean:
 	[ ! -x $(BIN)/python ] || $(BIN)/python -m cdc_lakehouse.cluster stop

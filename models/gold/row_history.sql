@@ -44,7 +44,7 @@ versions as (
         version,
         try_element_at(row_versions.versions, version_index + 2) as next_version
     from row_versions
-    lateral view posexplode(row_versions.versions) exploded as version_index, version
+        lateral view posexplode(row_versions.versions) exploded as version_index, version
 ),
 
 final as (

@@ -85,7 +85,7 @@ running_keys as (
             max(struct(ordering_key, sent_key_columns)) as batch_latest
         from key_messages
         group by 1, 2, 3, 4
-    )
+    ) as batch_keys
 ),
 
 key_histories as (
@@ -113,7 +113,7 @@ table_keys as (
                 case when learned_key_columns != final_key_columns then ingest_batch_id end
             ) over (partition by source_format, source_schema, source_table) as last_other_batch
         from key_histories
-    )
+    ) as key_changes
     where ingest_batch_id > coalesce(last_other_batch, -1)
     group by 1, 2, 3
 ),
@@ -157,30 +157,28 @@ events as (
     select * from all_events
     {% if is_incremental() %}
     where ingest_batch_id > {{ held_batch }}
-        or ingest_batch_id in (select ingest_batch_id from reopened_batches)
+        or ingest_batch_id in (select reopened_batches.ingest_batch_id from reopened_batches)
     {% endif %}
 ),
 
 {# a message without a key of its own: its table's learned key when its image has all of
    those columns, else all its columns #}
+{% set missing_learned_key =
+    missing_key_columns('events.identity_image', 'table_keys.learned_key_columns') %}
 keyed as (
     select
         events.* except (key_source, key_columns, row_key, before_row_key),
         coalesce(
             events.key_source,
             case
-                when size(
-                    {{ missing_key_columns('events.identity_image', 'table_keys.learned_key_columns') }}
-                ) = 0 then 'unique_key'
+                when size({{ missing_learned_key }}) = 0 then 'unique_key'
                 else 'all_columns'
             end
         ) as key_source,
         coalesce(
             events.key_columns,
             case
-                when size(
-                    {{ missing_key_columns('events.identity_image', 'table_keys.learned_key_columns') }}
-                ) = 0 then table_keys.learned_key_columns
+                when size({{ missing_learned_key }}) = 0 then table_keys.learned_key_columns
                 else map_keys(coalesce(events.identity_image, map()))
             end
         ) as key_columns,
@@ -254,6 +252,8 @@ update_before_halves as (
     group by 1, 2, 3, 4, 5, 6
 ),
 
+{# each UPDATE AFTER half without a before image joined to its UPDATE BEFORE half: the one at
+   the previous seq, else the one at the same seq #}
 final as (
     select
         rekeyed.* except (before_row_key, resolved_batch_id, identity_image, seq),
@@ -271,19 +271,26 @@ final as (
             coalesce(rekeyed.key_learned_batch_id, rekeyed.resolved_batch_id)
         ) as resolved_batch_id
     from rekeyed
-    {# the UPDATE BEFORE half at the previous seq, else at the same seq #}
-    {% for half, seq_offset in [('previous_half', ' - 1'), ('same_seq_half', '')] %}
-    left join update_before_halves as {{ half }}
+    left join update_before_halves as previous_half
         on rekeyed.record_kind = 'change'
         and rekeyed.source_op = 'UPDATE AFTER'
         and rekeyed.before_image is null
-        and rekeyed.source_format = {{ half }}.source_format
-        and rekeyed.source_schema <=> {{ half }}.source_schema
-        and rekeyed.source_table = {{ half }}.source_table
-        and rekeyed.transaction_id <=> {{ half }}.transaction_id
-        and rekeyed.source_scn = {{ half }}.source_scn
-        and rekeyed.seq{{ seq_offset }} <=> {{ half }}.seq
-    {% endfor %}
+        and rekeyed.source_format = previous_half.source_format
+        and rekeyed.source_schema <=> previous_half.source_schema
+        and rekeyed.source_table = previous_half.source_table
+        and rekeyed.transaction_id <=> previous_half.transaction_id
+        and rekeyed.source_scn = previous_half.source_scn
+        and rekeyed.seq - 1 <=> previous_half.seq
+    left join update_before_halves as same_seq_half
+        on rekeyed.record_kind = 'change'
+        and rekeyed.source_op = 'UPDATE AFTER'
+        and rekeyed.before_image is null
+        and rekeyed.source_format = same_seq_half.source_format
+        and rekeyed.source_schema <=> same_seq_half.source_schema
+        and rekeyed.source_table = same_seq_half.source_table
+        and rekeyed.transaction_id <=> same_seq_half.transaction_id
+        and rekeyed.source_scn = same_seq_half.source_scn
+        and rekeyed.seq <=> same_seq_half.seq
 )
 
 select * from final

@@ -23,8 +23,12 @@ cdc_topics as (
 
 records as (
     select
-        concat_ws(':', staging_events.kafka_topic, cast(staging_events.kafka_partition as string),
-            cast(staging_events.kafka_offset as string)) as event_id,
+        concat_ws(
+            ':',
+            staging_events.kafka_topic,
+            cast(staging_events.kafka_partition as string),
+            cast(staging_events.kafka_offset as string)
+        ) as event_id,
         staging_events.source_format,
         staging_events.source_db_type,
         staging_events.source_database,

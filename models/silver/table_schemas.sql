@@ -94,9 +94,10 @@ column_changes as (
         schema_changes.source_table,
         schema_changes.ordering_key
     from schema_changes
-    where schema_changes.change_kind in (
-        'create_table', 'add_column', 'drop_column', 'rename_column', 'change_column_type'
-    )
+    where
+        schema_changes.change_kind in (
+            'create_table', 'add_column', 'drop_column', 'rename_column', 'change_column_type'
+        )
 ),
 
 followed_changes as (
@@ -113,10 +114,10 @@ followed_changes as (
         and numbered.source_database <=> column_changes.source_database
         and numbered.source_schema <=> column_changes.source_schema
         and numbered.source_table = column_changes.source_table
-        and column_changes.ordering_key <= numbered.first_seen_ordering_key
+        and numbered.first_seen_ordering_key >= column_changes.ordering_key
         and (
             numbered.previous_first_seen_ordering_key is null
-            or column_changes.ordering_key > numbered.previous_first_seen_ordering_key
+            or numbered.previous_first_seen_ordering_key < column_changes.ordering_key
         )
     group by 1, 2, 3, 4, 5
 ),

@@ -7,20 +7,40 @@
 with
 
 kafka_records as (
-    select topic, partition, offset from {{ ref('stg_bronze__kafka_records') }}
+    select
+        topic,
+        partition,
+        offset
+    from {{ ref('stg_bronze__kafka_records') }}
 ),
 
 accounted as (
-    select kafka_topic, kafka_partition, kafka_offset, kafka_row_index
+    select
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        kafka_row_index
     from {{ ref('change_events') }}
     union all
-    select kafka_topic, kafka_partition, kafka_offset, 0 as kafka_row_index
+    select
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        0 as kafka_row_index
     from {{ ref('control_events') }}
     union all
-    select kafka_topic, kafka_partition, kafka_offset, 0 as kafka_row_index
+    select
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        0 as kafka_row_index
     from {{ ref('captured_ddl') }}
     union all
-    select kafka_topic, kafka_partition, kafka_offset, 0 as kafka_row_index
+    select
+        kafka_topic,
+        kafka_partition,
+        kafka_offset,
+        0 as kafka_row_index
     from {{ ref('quarantine') }}
 ),
 

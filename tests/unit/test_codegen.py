@@ -211,8 +211,8 @@ def test_dataworks_model_sql_and_yml(mappings):
 def test_canal_fallbacks_are_described(mappings):
     files = files_for(CANAL, mappings=mappings)
     sql = files["dts_canal/dts_canal__shop__items.sql"]
-    assert "cast(row_values['id'] as decimal(20,0)) as id," in sql
-    assert "cast(row_values['price'] as decimal(12,2)) as price," in sql
+    assert "cast(row_values['id'] as decimal(20, 0)) as id," in sql
+    assert "cast(row_values['price'] as decimal(12, 2)) as price," in sql
     assert "        row_values['wide'] as wide," in sql
     assert "cast(row_values['made'] as timestamp_ntz) as made," in sql
     assert "cast(concat(row_values['stamp'], 'Z') as timestamp) as stamp," in sql
@@ -270,6 +270,20 @@ def test_quotes_in_names_are_escaped(mappings):
     assert "source_database = 'd\\'b'" in sql
     assert "source_table = 't\\\\x'" in sql
     assert "row_values['it\\'s']" in sql
+
+
+def test_generated_sql_follows_the_sql_style(mappings):
+    """The generated models pass sqlfluff as generated (.sqlfluff, models/gold/tables/.sqlfluff):
+    `make sql-fix` never edits one, which would make it a hand edit the command leaves alone."""
+    from sqlfluff.core import FluffConfig, Linter
+
+    tables_dir = PROJECT / "models" / "gold" / "tables"
+    linter = Linter(config=FluffConfig.from_path(str(tables_dir)))
+    files = files_for(DATAWORKS, CANAL, SHAREPLEX, mappings=mappings)
+    for path, text in files.items():
+        if path.endswith(".sql"):
+            result = linter.lint_string(text, fname=str(tables_dir / path))
+            assert [v.get_info_dict()["description"] for v in result.get_violations()] == [], path
 
 
 def test_generated_file_protection(mappings):

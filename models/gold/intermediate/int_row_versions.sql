@@ -81,7 +81,7 @@ new_events as (
         ) }} as row_bucket,
         row_event
     from change_events
-    lateral view explode({{ change_row_events() }}) exploded as row_event
+        lateral view explode({{ change_row_events() }}) exploded as row_event
     {% if is_incremental() %}
     where resolved_batch_id > {{ applied_batch_id }}
     {% endif %}
@@ -129,7 +129,7 @@ carried_keys (
     inner join partial_key_moves
         on {{ same_table('carried_keys', 'partial_key_moves') }}
         and carried_keys.carried_row_key = partial_key_moves.row_key
-        and partial_key_moves.ordering_key < carried_keys.bound_ordering_key
+        and carried_keys.bound_ordering_key > partial_key_moves.ordering_key
 ),
 
 carried_bounds as (
@@ -148,8 +148,21 @@ carried_bounds as (
 
 {% if is_incremental() %}
 {# changes built in an earlier run and keyed again now by a key learned since (their batch was
-   computed again: ingest_batch_id already applied, resolved_batch_id new): the identity they
-   had before, all the columns of their image, is removed #}
+   computed again: ingest_batch_id already applied, resolved_batch_id new), with the identity
+   they had before: all the columns of their image #}
+rekeyed as (
+    select
+        {{ source_identity }},
+        {{ canonical_row_key('after_image', 'map_keys(after_image)') }} as provisional_row_key,
+        row_key
+    from change_events
+    where resolved_batch_id > {{ applied_batch_id }}
+        and ingest_batch_id <= {{ applied_batch_id }}
+        and key_source = 'unique_key'
+        and after_image is not null
+),
+
+{# the identities of those changes before, which are removed #}
 retracted_identities as (
     select
         held.source_format,
@@ -159,17 +172,7 @@ retracted_identities as (
         held.row_key,
         held.row_bucket
     from {{ this }} as held
-    left semi join (
-        select
-            {{ source_identity }},
-            {{ canonical_row_key('after_image', 'map_keys(after_image)') }} as provisional_row_key,
-            row_key
-        from change_events
-        where resolved_batch_id > {{ applied_batch_id }}
-            and ingest_batch_id <= {{ applied_batch_id }}
-            and key_source = 'unique_key'
-            and after_image is not null
-    ) as rekeyed
+    left semi join rekeyed
         on {{ same_table('held', 'rekeyed') }}
         and held.row_key = rekeyed.provisional_row_key
         and rekeyed.provisional_row_key != rekeyed.row_key
@@ -182,16 +185,25 @@ touched_identities as (
     select {{ source_identity }}, row_key, row_bucket
     from new_events
     union
-    select held.source_format, held.source_database, held.source_schema, held.source_table,
-        held.row_key, held.row_bucket
+    select
+        held.source_format,
+        held.source_database,
+        held.source_schema,
+        held.source_table,
+        held.row_key,
+        held.row_bucket
     from {{ this }} as held
     left semi join table_truncates
         on {{ same_table('held', 'table_truncates') }}
         and table_truncates.ingest_batch_id > {{ applied_batch_id }}
     {% if with_partial_key_moves %}
     union
-    select carried_bounds.source_format, carried_bounds.source_database,
-        carried_bounds.source_schema, carried_bounds.source_table, carried_bounds.row_key,
+    select
+        carried_bounds.source_format,
+        carried_bounds.source_database,
+        carried_bounds.source_schema,
+        carried_bounds.source_table,
+        carried_bounds.row_key,
         carried_bounds.row_bucket
     from carried_bounds
     left semi join new_events
@@ -215,9 +227,13 @@ read_identities as (
     select * from touched_identities
     {% if with_partial_key_moves %}
     union
-    select carried_bounds.source_format, carried_bounds.source_database,
-        carried_bounds.source_schema, carried_bounds.source_table,
-        carried_bounds.carried_row_key as row_key, carried_bounds.carried_row_bucket as row_bucket
+    select
+        carried_bounds.source_format,
+        carried_bounds.source_database,
+        carried_bounds.source_schema,
+        carried_bounds.source_table,
+        carried_bounds.carried_row_key as row_key,
+        carried_bounds.carried_row_bucket as row_bucket
     from carried_bounds
     left semi join touched_identities
         on {{ same_table('carried_bounds', 'touched_identities') }}
@@ -250,7 +266,7 @@ all_events as (
         row_bucket,
         row_event
     from held_rows
-    lateral view explode(row_events) exploded as row_event
+        lateral view explode(row_events) exploded as row_event
     {% endif %}
 ),
 
@@ -302,6 +318,18 @@ truncate_events as (
 ),
 
 {% if with_partial_key_moves %}
+{# the kept events of every identity, one row each, for the identities that carry them #}
+old_key_events as (
+    select
+        {{ source_identity }},
+        row_key,
+        row_event
+    from identity_events
+        lateral view explode(
+            {{ kept_row_events('row_events', 'first_whole_ordering_key') }}
+        ) exploded as row_event
+),
+
 {# the kept events an identity carries from the old keys it moved from (each old key's events
    before the move that left it), through chains of partial key moves #}
 carried_events as (
@@ -314,17 +342,10 @@ carried_events as (
         collect_list(old_key.row_event) as row_events,
         max(old_key.row_event.resolved_batch_id) as last_resolved_batch_id
     from carried_bounds
-    inner join (
-        select
-            {{ source_identity }},
-            row_key,
-            row_event
-        from identity_events
-        lateral view explode({{ kept_row_events('row_events', 'first_whole_ordering_key') }}) exploded as row_event
-    ) as old_key
+    inner join old_key_events as old_key
         on {{ same_table('carried_bounds', 'old_key') }}
         and carried_bounds.carried_row_key = old_key.row_key
-        and old_key.row_event.ordering_key < carried_bounds.bound_ordering_key
+        and carried_bounds.bound_ordering_key > old_key.row_event.ordering_key
     group by all
 ),
 {% endif %}
@@ -393,7 +414,7 @@ final as (
     left anti join retracted_identities
         on {{ same_table('held', 'retracted_identities') }}
         and held.row_key = retracted_identities.row_key
-    where held.row_bucket in (select row_bucket from touched_buckets)
+    where held.row_bucket in (select touched_buckets.row_bucket from touched_buckets)
     {% else %}
     select * from computed
     {% endif %}

@@ -96,10 +96,8 @@ keyed as (
         *,
         case when declared_key_columns is not null then 'declared' else 'all_columns' end
             as key_source,
-        case
-            when declared_key_columns is not null then declared_key_columns
-            else array_sort(map_keys(coalesce(row_image, map())))
-        end as key_columns
+        coalesce(declared_key_columns, array_sort(map_keys(coalesce(row_image, map()))))
+            as key_columns
     from with_declared_keys
 ),
 

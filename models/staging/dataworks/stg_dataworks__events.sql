@@ -45,20 +45,22 @@ op_codes as (
         *,
         case
             when op_code = 'INSERT' then 'insert'
-            when op_code in ('UPDATE_BEFOR', 'UPDATE_BEFORE', 'UPDATE_AFTER', 'UPDATE') then 'update'
+            when
+                op_code in ('UPDATE_BEFOR', 'UPDATE_BEFORE', 'UPDATE_AFTER', 'UPDATE')
+                then 'update'
             when op_code = 'DELETE' then 'delete'
         end as op,
         case
             when op_code in (
-                'INSERT', 'UPDATE_BEFOR', 'UPDATE_BEFORE', 'UPDATE_AFTER', 'UPDATE', 'DELETE'
-            ) then 'change'
+                    'INSERT', 'UPDATE_BEFOR', 'UPDATE_BEFORE', 'UPDATE_AFTER', 'UPDATE', 'DELETE'
+                ) then 'change'
             when op_code in (
-                'MHEARTBEAT', 'TRANSACTION_BEGIN', 'TRANSACTION_END', 'GTID', 'XACOMMIT',
-                'XAROLLBACK'
-            ) then 'control'
+                    'MHEARTBEAT', 'TRANSACTION_BEGIN', 'TRANSACTION_END', 'GTID', 'XACOMMIT',
+                    'XAROLLBACK'
+                ) then 'control'
             when op_code in (
-                'CREATE', 'ALTER', 'ERASE', 'QUERY', 'TRUNCATE', 'RENAME', 'CINDEX', 'DINDEX'
-            ) then 'ddl'
+                    'CREATE', 'ALTER', 'ERASE', 'QUERY', 'TRUNCATE', 'RENAME', 'CINDEX', 'DINDEX'
+                ) then 'ddl'
         end as op_kind,
         case when op_code in ('UPDATE_BEFOR', 'UPDATE_BEFORE') then 0 else 1 end as image_rank,
         {# the image that says which row the record is about, and its state afterwards #}

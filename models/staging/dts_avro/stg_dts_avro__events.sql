@@ -88,8 +88,8 @@ classified as (
         case
             when operation in ('INSERT', 'UPDATE', 'DELETE', 'INIT', 'FILL') then 'change'
             when operation in (
-                'BEGIN', 'COMMIT', 'ROLLBACK', 'ABORT', 'HEARTBEAT', 'CHECKPOINT'
-            ) then 'control'
+                    'BEGIN', 'COMMIT', 'ROLLBACK', 'ABORT', 'HEARTBEAT', 'CHECKPOINT'
+                ) then 'control'
             when operation = 'DDL' then 'ddl'
         end as op_kind,
         case when operation in ('INIT', 'FILL') then 0 else 1 end as load_rank,

@@ -150,11 +150,12 @@ normalized as (
         message_problem.reason as quarantine_reason,
         case
             when message_problem is null then null
-            when row_count > 1 then concat(
-                'row ', cast(message_problem.row_index as string), ' of ',
-                cast(row_count as string), ': ', message_problem.detail,
-                ' (the whole message is quarantined)'
-            )
+            when row_count > 1
+                then concat(
+                    'row ', cast(message_problem.row_index as string), ' of ',
+                    cast(row_count as string), ': ', message_problem.detail,
+                    ' (the whole message is quarantined)'
+                )
             else message_problem.detail
         end as quarantine_detail,
         {{ canonical_row_key('state_image', 'key_columns') }} as row_key,

@@ -83,9 +83,9 @@ classified as (
         end as op,
         case
             when op_code in (
-                'ins', 'INSERT', 'upd', 'UPDATE', 'UPDATE BEFORE', 'UPDATE AFTER', 'del',
-                'DELETE'
-            ) then 'change'
+                    'ins', 'INSERT', 'upd', 'UPDATE', 'UPDATE BEFORE', 'UPDATE AFTER', 'del',
+                    'DELETE'
+                ) then 'change'
             when op_code in ('TRUNCATE', 'DROP COLUMN') then 'ddl'
         end as op_kind,
         case when op_code = 'UPDATE BEFORE' then 0 else 1 end as image_rank,

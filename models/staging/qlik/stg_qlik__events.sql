@@ -66,9 +66,10 @@ decodings as (
 {# the latest decoding of each record (a waiting data message decoded again later) #}
 messages as (
     select * from decodings
-    qualify row_number() over (
-        partition by topic, partition, offset order by resolved_batch_id desc
-    ) = 1
+    qualify
+        row_number() over (
+            partition by topic, partition, offset order by resolved_batch_id desc
+        ) = 1
 ),
 
 classified as (
@@ -111,18 +112,20 @@ normalized as (
         {{ canonical_row_key('state_image', 'key_columns') }} as row_key,
         {{ canonical_row_key('before_image', 'key_columns') }} as before_row_key,
         case
-            when message_type = 'MD' and table_version is not null then concat_ws(
-                '.',
-                '0',
-                {{ padded_number('table_version', 35) }},
-                {{ kafka_ordering_tail() }}
-            )
-            when operation = 'REFRESH' then concat_ws(
-                '.',
-                '1',
-                repeat('0', 35),
-                {{ kafka_ordering_tail() }}
-            )
+            when message_type = 'MD' and table_version is not null
+                then concat_ws(
+                    '.',
+                    '0',
+                    {{ padded_number('table_version', 35) }},
+                    {{ kafka_ordering_tail() }}
+                )
+            when operation = 'REFRESH'
+                then concat_ws(
+                    '.',
+                    '1',
+                    repeat('0', 35),
+                    {{ kafka_ordering_tail() }}
+                )
             when op_kind = 'change' and coalesce(change_sequence, '') != '' then concat_ws(
                 '.',
                 '2',

@@ -70,6 +70,7 @@ METADATA_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("last_event_time", "timestamp", "Event time of that change at the source (UTC)."),
 )
 _CHECKSUM = re.compile(r"checksum ([0-9a-f]{16})")
+_SQL_DECIMAL = re.compile(r"\bdecimal\((\d+),(-?\d+)\)")
 _NON_IDENT = re.compile(r"[^a-z0-9]+")
 
 
@@ -367,6 +368,13 @@ def _jinja_safe(text: str) -> str:
     return text.replace("#}", "# }").replace("{{", "{ {").replace("{%", "{ %").replace("{#", "{ #")
 
 
+def sql_style(expression: str) -> str:
+    """``expression`` as the project's SQL style writes it (``.sqlfluff``, rule LT01): a space
+    after the comma of a decimal type, ``decimal(20, 0)``. The type itself (the yml's
+    ``data_type``, Spark's ``dtypes``) keeps Spark's ``decimal(20,0)``."""
+    return _SQL_DECIMAL.sub(r"decimal(\1, \2)", expression)
+
+
 def render_model_sql(model: TableModel) -> str:
     """The model file text (with its generated header)."""
     table = model.table
@@ -381,7 +389,7 @@ def render_model_sql(model: TableModel) -> str:
     value_lines = []
     for column in model.columns:
         value_sql = f"row_values[{sql_literal(column.source_name)}]"
-        value_lines.append(f"{column.resolved.render(value_sql)} as {column.name}")
+        value_lines.append(f"{sql_style(column.resolved.render(value_sql))} as {column.name}")
     value_lines.extend(meta for meta, _, _ in METADATA_COLUMNS)
     where = _identity_condition(table)
     lines = [
