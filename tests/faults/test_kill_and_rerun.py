@@ -369,6 +369,7 @@ def killed_and_rerun(
     finally:
         reader.stop()
     reads = list(reader.reads)
+    (lake.root / "reads.jsonl").write_text("".join(f"{json.dumps(r)}\n" for r in reads))
 
     # 5. the incremental tables, a full refresh, the tables again
     topics = {r.topic for r in load_dump(sim / "batch-1")}
@@ -381,7 +382,9 @@ def killed_and_rerun(
         f"  {run.seconds:5.0f} s  exit {run.returncode:3}  {' '.join(run.args[1:4])}"
         for run in lake.runs
     )
+    seen = len({r["fingerprint"] for r in reads})
     print(f"\nkill-and-rerun steps:\n{timings}\n  {time.monotonic() - started_at:5.0f} s  in all")
+    print(f"  reader (step 4): {len(reads)} reads, {seen} states")
     return {
         "sim": sim,
         "row_versions_dir": row_versions_dir,
