@@ -4,6 +4,9 @@ The SparkSession is created by :func:`cdc_lakehouse.spark_session.get_spark` wit
 ``CDC_LAKE_DIR`` pointing at a temporary directory, so tests never touch ``./lake``. dbt runs
 in-process (``dbtRunner``) and reuses the same session through the ``sparksession`` adapter.
 Tests that need their own tables use their own table names or clean up what they create.
+
+``metastore`` (module scope) is a PostgreSQL metastore server of the module's own
+(:func:`tests.metastore.running_metastore`), for the tests of a shared metastore.
 """
 
 from __future__ import annotations
@@ -64,3 +67,13 @@ def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("tansu") / "tansu.log"
     with LocalBroker(log=log) as broker:
         yield broker.bootstrap_servers
+
+
+@pytest.fixture(scope="module")
+def metastore() -> Iterator[dict[str, str]]:
+    """A running PostgreSQL metastore server for the module (each module its own: a lake's
+    databases live in it); yields its ``CDC_METASTORE_*`` variables."""
+    from tests.metastore import running_metastore
+
+    with running_metastore() as env:
+        yield env

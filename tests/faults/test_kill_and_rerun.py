@@ -1,15 +1,21 @@
 """kill -9 and rerun (issue 19, reliability; issue 21, readers): `dbt` killed while it creates
 gold.int_row_versions (gold's incremental model), the ingest job killed while it writes a batch,
-and `dbt` killed while it writes gold.int_row_versions' new generation (after which a new
-process must read gold's last good state whole); each rerun must converge - every Kafka record
-in bronze once, a `dbt build` whose models and data tests pass, the same silver and gold as a
-full refresh, and gold.current_rows equal to the simulator's oracle.
+and `dbt` killed while it writes gold.int_row_versions' new generation while a reader in its own
+process queries gold (every read must return a whole state: the one before the kill or the one
+after the rerun; a process started after the kill must read gold's last good state whole);
+each rerun must converge - every Kafka record in bronze once, a `dbt build` whose models and
+data tests pass, the same silver and gold as a full refresh, and gold.current_rows equal to the
+simulator's oracle.
 
-Real processes, no mocks: `python -m ingest`, `dbt` and a snapshot helper
-(``tests/faults/snapshot.py``) run as subprocesses on a lake of their own (``CDC_LAKE_DIR`` in a
-temporary directory; the test session's SparkSession is not involved), each in its own process
-group, so that ``SIGKILL`` reaches the Spark JVM and its Python workers too. Each kill waits for
-the write to be under way on disk: the files of a running task under the table's directory.
+Real processes, no mocks: `python -m ingest`, `dbt`, the reader (``python -m
+cdc_lakehouse.live read``) and a snapshot helper (``tests/faults/snapshot.py``) run as
+subprocesses on a lake of their own (``CDC_LAKE_DIR`` in a temporary directory; the test
+session's SparkSession is not involved) with a shared PostgreSQL metastore (the ``metastore``
+fixture: a server of this module's own), each in its own process group, so that ``SIGKILL``
+reaches the Spark JVM and its Python workers too. With a shared metastore dbt writes gold's
+incremental models by generation switches (``cdc_generation_writes`` unset: on). Each kill
+waits for the write to be under way on disk: the files of a running task under the table's
+directory.
 
 One lake, in order (each step's output is kept for the tests below):
 
@@ -19,16 +25,22 @@ One lake, in order (each step's output is kept for the tests below):
    AS SELECT``: a task writes under its new directory); the same command again.
 3. ingest batch 2 in micro-batches of 500 records, killed while micro-batch 2 is written (its
    files appear under the bronze table's ``.spark-staging-*``); the same command again.
-4. ``dbt run``, killed while gold.int_row_versions writes its new generation (a task writes
-   under ``_generations/<generation>/_temporary``; the table is switched to a generation only
-   once it is whole); the snapshot helper reads the tables (gold must be the state before the
-   kill, read from the Parquet files before it); then ``dbt build`` with every data test.
+4. the reader starts: every 0.3 s it queries gold.current_rows and prints a fingerprint of its
+   rows (:func:`cdc_lakehouse.live.read_loop`); once it has read, ``dbt run``, killed while
+   gold.int_row_versions writes its new generation (a task writes under
+   ``_generations/<generation>/_temporary``; the table is switched to a generation only once
+   it is whole); the snapshot helper reads the tables (gold must be the state before the
+   kill, read from the Parquet files before it); then ``dbt build`` with every data test; the
+   reader stops after its first read that starts once that build has ended.
 5. the snapshot helper: the tables, ``dbt run --full-refresh``, the tables again.
 
 The typed gold tables (``tag:typed_gold``) are left out: they are generated for the bundled
-samples' source tables, which this lake does not have. Ten processes, nine of them starting
+samples' source tables, which this lake does not have. Eleven processes, ten of them starting
 Spark: about 7 minutes on 2 cores, 11 when other jobs share them (``-s`` prints each step's
 time).
+
+The embedded Derby metastore is not used here; a rerun that opens it after a SIGKILLed JVM is
+tested in tests/ingest/test_ingest_job.py (the ingest job killed, then rerun).
 """
 
 from __future__ import annotations
@@ -70,19 +82,21 @@ ROW_VERSIONS = "START sql incremental model gold.int_row_versions"
 GENERATION_TASK = "_generations/*/_temporary/*/_temporary/attempt_*"
 IDENTITY = ("source_format", "source_database", "source_schema", "source_table", "row_key")
 DBT_SELECTION = ("--exclude", "tag:typed_gold")
-# incremental models written by generation switches, as with a shared metastore
-GENERATION_WRITES = ("--vars", "{cdc_generation_writes: true}")
 TIMEOUT = 900
+READ_INTERVAL_S = 0.3
 
 
 @dataclass
 class Run:
-    """One subprocess: its command, exit code (``-9`` when killed), output lines, seconds."""
+    """One subprocess: its command, exit code (``-9`` when killed), output lines, seconds, and
+    when it started and ended (epoch s; ended: its process group gone)."""
 
     args: list[str]
     returncode: int
     lines: list[str]
     seconds: float
+    started_at: float
+    ended_at: float
 
     @property
     def output(self) -> str:
@@ -92,7 +106,7 @@ class Run:
 class Lake:
     """A lake directory and the commands run on it, from the project directory."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, metastore: dict[str, str]) -> None:
         self.root = root
         self.dir = root / "lake"
         self.warehouse = self.dir / "warehouse"
@@ -108,13 +122,13 @@ class Lake:
             DBT_SEND_ANONYMOUS_USAGE_STATS="false",
             DBT_USE_COLORS="false",
             PYTHONUNBUFFERED="1",
+            **metastore,
         )
 
     def dbt_args(self, *args: str) -> list[str]:
         return [
             *args,
             *DBT_SELECTION,
-            *GENERATION_WRITES,
             "--project-dir",
             str(PROJECT_DIR),
             "--profiles-dir",
@@ -128,7 +142,7 @@ class Lake:
     def run(self, args: list[str], kill_when: Callable[[list[str]], bool] | None = None) -> Run:
         """Run ``args``; with ``kill_when``, SIGKILL the whole process group as soon as it
         returns true (asked every 10 ms with the output lines so far)."""
-        started = time.monotonic()
+        started, started_at = time.monotonic(), time.time()
         proc = subprocess.Popen(
             args,
             cwd=PROJECT_DIR,
@@ -165,9 +179,10 @@ class Lake:
         finally:
             reap_group(proc.pid)  # the JVM too, so that the next command can open the metastore
             proc.wait(timeout=60)
+        ended_at = time.time()
         while not ended and (line := pending.get(timeout=30)) is not None:
             lines.append(line)
-        run = Run(args, proc.returncode, lines, time.monotonic() - started)
+        run = Run(args, proc.returncode, lines, time.monotonic() - started, started_at, ended_at)
         self.runs.append(run)
         (self.root / f"run-{len(self.runs)}.log").write_text(run.output)
         return run
@@ -177,6 +192,51 @@ class Lake:
 
     def dbt(self, *args: str, **kill: Any) -> Run:
         return self.run([str(BIN / "dbt"), *self.dbt_args(*args)], **kill)
+
+
+class Reader:
+    """``python -m cdc_lakehouse.live read`` on the lake: a process querying gold.current_rows
+    every :data:`READ_INTERVAL_S` s, its reads (JSON lines: ``started_at`` epoch s, ``ok``,
+    ``gold_rows``, ``fingerprint``, ``error``) collected in :attr:`reads` as they come; its
+    stderr goes to ``reader.log`` in the lake's root."""
+
+    def __init__(self, lake: Lake) -> None:
+        self.log = lake.root / "reader.log"
+        self.reads: list[dict[str, Any]] = []
+        interval = str(READ_INTERVAL_S)
+        with self.log.open("w") as stderr:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "cdc_lakehouse.live", "read", "--interval", interval],
+                cwd=lake.root,
+                env=lake.env,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+                start_new_session=True,
+            )
+        threading.Thread(target=self._follow, daemon=True).start()
+
+    def _follow(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.startswith("{"):
+                self.reads.append(json.loads(line))
+
+    def wait_for(self, done: Callable[[list[dict[str, Any]]], bool], timeout_s: float) -> None:
+        """Wait until ``done(reads)``; fail after ``timeout_s`` or when the reader exited."""
+        deadline = time.monotonic() + timeout_s
+        while not done(self.reads):
+            assert self.proc.poll() is None, f"the reader exited: see {self.log}"
+            assert time.monotonic() < deadline, f"no such read in {timeout_s} s: see {self.log}"
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        """SIGTERM (it ends after its read), then whatever is left of its process group."""
+        self.proc.terminate()
+        try:
+            self.proc.wait(60)
+        finally:
+            reap_group(self.proc.pid)
 
 
 def succeeded(run: Run) -> Run:
@@ -252,10 +312,12 @@ def gold_from_snapshot(tables: dict[str, list[str]]) -> dict[str, set[tuple[Any,
 
 
 @pytest.fixture(scope="module")
-def killed_and_rerun(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def killed_and_rerun(
+    tmp_path_factory: pytest.TempPathFactory, metastore: dict[str, str]
+) -> dict[str, Any]:
     """Steps 1 to 5 of the module docstring on one lake; what the tests check."""
     started_at = time.monotonic()
-    lake = Lake(tmp_path_factory.mktemp("kill-and-rerun"))
+    lake = Lake(tmp_path_factory.mktemp("kill-and-rerun"), metastore)
     sim = lake.root / "sim"
     simulate = [sys.executable, "-m", "cdc_lakehouse.simulate", "--out", str(sim), *SIMULATION]
     succeeded(lake.run([*simulate, *(arg for fmt in FORMATS for arg in ("--format", fmt))]))
@@ -285,19 +347,29 @@ def killed_and_rerun(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
     ingest_rerun = succeeded(lake.ingest(*batch_2))
     bronze = bronze_records(lake.warehouse)
 
-    # 4. dbt killed while gold.int_row_versions writes its new generation, gold read by a new
-    # process, then `dbt build` with every data test
+    # 4. a reader from here on; dbt killed while gold.int_row_versions writes its new
+    # generation, gold read by a new process, then `dbt build` with every data test
     last_good = gold_from_files(row_versions_dir)  # created in step 2: its partitions are here
-    killed_dbt = lake.dbt(
-        "run",
-        kill_when=started(ROW_VERSIONS, writing(row_versions_dir, GENERATION_TASK)),
-    )
-    unfinished = row_versions_dir.glob("_generations/*/_temporary")
-    row_versions_leftovers = sorted(p.parent.relative_to(row_versions_dir) for p in unfinished)
-    after_kill = lake.root / "after-kill"
     snapshot = [sys.executable, "-m", "tests.faults.snapshot"]
-    succeeded(lake.run([*snapshot, str(after_kill)]))
-    dbt_rerun = lake.dbt("build")
+    reader = Reader(lake)
+    try:
+        reader.wait_for(bool, timeout_s=180)  # a read of the state before the killed run
+        killed_dbt = lake.dbt(
+            "run",
+            kill_when=started(ROW_VERSIONS, writing(row_versions_dir, GENERATION_TASK)),
+        )
+        unfinished = row_versions_dir.glob("_generations/*/_temporary")
+        row_versions_leftovers = sorted(p.parent.relative_to(row_versions_dir) for p in unfinished)
+        after_kill = lake.root / "after-kill"
+        succeeded(lake.run([*snapshot, str(after_kill)]))
+        dbt_rerun = lake.dbt("build")
+        reader.wait_for(
+            lambda reads: any(r["started_at"] > dbt_rerun.ended_at for r in reads), timeout_s=60
+        )
+    finally:
+        reader.stop()
+    reads = list(reader.reads)
+    (lake.root / "reads.jsonl").write_text("".join(f"{json.dumps(r)}\n" for r in reads))
 
     # 5. the incremental tables, a full refresh, the tables again
     topics = {r.topic for r in load_dump(sim / "batch-1")}
@@ -310,7 +382,9 @@ def killed_and_rerun(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
         f"  {run.seconds:5.0f} s  exit {run.returncode:3}  {' '.join(run.args[1:4])}"
         for run in lake.runs
     )
+    seen = len({r["fingerprint"] for r in reads})
     print(f"\nkill-and-rerun steps:\n{timings}\n  {time.monotonic() - started_at:5.0f} s  in all")
+    print(f"  reader (step 4): {len(reads)} reads, {seen} states")
     return {
         "sim": sim,
         "row_versions_dir": row_versions_dir,
@@ -322,6 +396,7 @@ def killed_and_rerun(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
         "ingest_rerun": ingest_rerun,
         "bronze": bronze,
         "killed_dbt": killed_dbt,
+        "reads": reads,
         "row_versions_leftovers": row_versions_leftovers,
         "last_good": last_good,
         "after_kill": json.loads((after_kill / "incremental.json").read_text())["tables"],
@@ -391,6 +466,49 @@ def test_dbt_killed_writing_a_generation_leaves_gold_readable_as_before(killed_a
             len(after_kill[table] - last_good[table]),
             len(last_good[table] - after_kill[table]),
         )
+
+
+def first_read_after(reads: list[dict[str, Any]], at: float) -> dict[str, Any]:
+    """The first read that started after ``at`` (epoch s)."""
+    return next(r for r in reads if r["started_at"] > at)
+
+
+def test_dbt_was_killed_while_the_reader_read(killed_and_rerun):
+    """The reader read gold before the killed run started, and read during that run."""
+    result = killed_and_rerun
+    killed, reads = result["killed_dbt"], result["reads"]
+    assert killed.returncode == -signal.SIGKILL, killed.output[-3000:]
+    assert reads and reads[0]["started_at"] < killed.started_at, reads[:1]
+    assert any(killed.started_at <= r["started_at"] <= killed.ended_at for r in reads)
+
+
+def test_every_read_returns_the_whole_state_before_the_kill_or_after_the_rerun(killed_and_rerun):
+    """No reader error; each read's fingerprint is that of the state before the killed run
+    (gold as step 2 left it: its row count that of the Parquet files read before the kill) or
+    of the state after the rerun, and the first read after the kill is the state before."""
+    result = killed_and_rerun
+    reads, killed = result["reads"], result["killed_dbt"]
+    errors = [r["error"] for r in reads if not r["ok"]]
+    assert not errors, errors[:3]
+    before = reads[0]
+    assert before["gold_rows"] == len(result["last_good"]["current_rows"]) > 0, before
+    after = first_read_after(reads, result["dbt_rerun"].ended_at)
+    assert before["fingerprint"] != after["fingerprint"]
+    states = Counter(r["fingerprint"] for r in reads)
+    assert set(states) <= {before["fingerprint"], after["fingerprint"]}, (states, before, after)
+    # the killed run left the last good state
+    assert first_read_after(reads, killed.ended_at)["fingerprint"] == before["fingerprint"]
+
+
+def test_the_reader_sees_the_rerun_gold_that_equals_the_full_refresh_and_the_oracle(
+    killed_and_rerun,
+):
+    """The state the reader reads after the rerun is the gold the tests below compare (with a
+    full refresh and with the oracle): as many rows as that snapshot of gold.current_rows."""
+    result = killed_and_rerun
+    after = first_read_after(result["reads"], result["dbt_rerun"].ended_at)
+    compared = result["incremental"]["tables"]["gold.current_rows"]
+    assert after["gold_rows"] == len(compared) > 0, (after, len(compared))
 
 
 def test_dbt_killed_in_row_versions_then_rerun_build_passes(killed_and_rerun):

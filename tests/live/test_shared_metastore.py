@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from cdc_lakehouse.settings import ConfigError, load_settings
-from tests.live.conftest import shared_dir
+from tests.metastore import shared_dir
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
