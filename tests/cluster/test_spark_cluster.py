@@ -61,7 +61,11 @@ def _run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[int, str
 
 
 def _dbt(command: str, work: Path) -> list[str]:
+    """``dbt <command>`` on the project; a build leaves out the unit tests (fixed rows, not the
+    cluster's work: tests/dbt_models/test_unit_tests.py runs them)."""
     argv = [str(DBT), command, "--project-dir", ".", "--profiles-dir", "."]
+    if command == "build":
+        argv += ["--exclude-resource-type", "unit_test"]
     return [*argv, "--target-path", str(work / "target"), "--log-path", str(work / "logs")]
 
 
