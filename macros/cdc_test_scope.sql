@@ -3,7 +3,8 @@
     history again (issue 20: a scheduled build should cost what its new data costs).
 
     - After a `dbt build` of the whole project (no --select / --exclude / --selector /
-      --resource-type / --exclude-resource-type) in which every node succeeded,
+      --resource-type / --exclude-resource-type but `--exclude-resource-type unit_test`:
+      unit tests read fixed rows, not the lake) in which every node succeeded,
       record_tested_batches (on-run-end) appends to silver.cdc_tested_batches the bronze
       ingest batch the build pinned when it started (macros/cdc_bronze_pin.sql): every record
       up to it went through every model and passed every test.
@@ -28,9 +29,10 @@
     {% if not execute or flags.WHICH != 'build' %}
         {{ return('') }}
     {% endif %}
+    {% set excluded_types = invocation_args_dict.get('exclude_resource_types') or [] %}
     {% if invocation_args_dict.get('select') or invocation_args_dict.get('exclude')
         or invocation_args_dict.get('selector') or invocation_args_dict.get('resource_types')
-        or invocation_args_dict.get('exclude_resource_types') %}
+        or excluded_types | reject('equalto', 'unit_test') | list | length > 0 %}
         {{ return('') }}
     {% endif %}
     {% for result in results %}

@@ -77,6 +77,9 @@ def test_sample_pipeline_on_delta(tmp_path):
         [
             str(BIN / "dbt"),
             "build",
+            # the unit tests read fixed rows, not Delta tables (tests/dbt_models/test_unit_tests.py)
+            "--exclude-resource-type",
+            "unit_test",
             "--project-dir",
             ".",
             "--profiles-dir",

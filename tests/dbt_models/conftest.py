@@ -31,16 +31,29 @@ from tests.dbt_models.simulation import (
 SAMPLE_DUMP = Path(__file__).resolve().parents[2] / "sample_data" / "dump"
 
 
+EXCLUDE_UNIT_TESTS = ("--exclude-resource-type", "unit_test")
+"""dbt arguments that leave out the unit tests (the ``unit_tests:`` of the models' YAML): they
+read fixed rows, not the lake, so the many builds of the test session would run the same
+unit tests again and again; tests/dbt_models/test_unit_tests.py runs them once. dbt's docs
+recommend the same for production builds (README "Unit tests")."""
+
+
 @pytest.fixture(scope="session")
 def run_dbt(spark, project_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Callable:
-    """Run a dbt command in-process; fail the test with dbt's output if it fails."""
+    """Run a dbt command in-process; fail the test with dbt's output if it fails.
+
+    ``dbt build`` and ``dbt test`` leave out the unit tests (:data:`EXCLUDE_UNIT_TESTS`)
+    unless ``unit_tests=True``."""
     from dbt.cli.main import dbtRunner
 
     work = tmp_path_factory.mktemp("dbt")
 
-    def run(*args: str, expect_success: bool = True) -> Any:
+    def run(*args: str, expect_success: bool = True, unit_tests: bool = False) -> Any:
+        in_build_or_test = bool(args) and args[0] in ("build", "test")
+        exclude = EXCLUDE_UNIT_TESTS if in_build_or_test and not unit_tests else ()
         argv = [
             *args,
+            *exclude,
             "--project-dir",
             str(project_dir),
             "--profiles-dir",

@@ -82,6 +82,8 @@ ROW_VERSIONS = "START sql incremental model gold.int_row_versions"
 GENERATION_TASK = "_generations/*/_temporary/*/_temporary/attempt_*"
 IDENTITY = ("source_format", "source_database", "source_schema", "source_table", "row_key")
 DBT_SELECTION = ("--exclude", "tag:typed_gold")
+# a build leaves out the unit tests (fixed rows, not the lake: tests/dbt_models/test_unit_tests.py)
+EXCLUDE_UNIT_TESTS = ("--exclude-resource-type", "unit_test")
 TIMEOUT = 900
 READ_INTERVAL_S = 0.3
 
@@ -128,6 +130,7 @@ class Lake:
     def dbt_args(self, *args: str) -> list[str]:
         return [
             *args,
+            *(EXCLUDE_UNIT_TESTS if args[:1] == ("build",) else ()),
             *DBT_SELECTION,
             "--project-dir",
             str(PROJECT_DIR),

@@ -113,6 +113,9 @@ class Pipeline:
 
         argv = [
             *args,
+            # a benchmark measures a production build: without the unit tests, which dbt's
+            # docs keep to development and CI (README "Unit tests")
+            *(("--exclude-resource-type", "unit_test") if args[:1] == ("build",) else ()),
             "--project-dir",
             str(self.project_dir),
             "--profiles-dir",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from dbt.adapters.contracts.connection import Connection
 from dbt.adapters.exceptions.connection import FailedToConnectError
@@ -87,6 +88,21 @@ class SparkSessionConnectionManager(SparkConnectionManager):
             raise SessionConfigError(str(exc)) from None
         return super().open(connection)
 
+    @classmethod
+    def process_results(
+        cls, column_names: Iterable[str], rows: Iterable[Any]
+    ) -> Iterator[dict[str, Any]]:
+        """dbt's result rows, with every map's entries sorted by key (in structs and arrays
+        too).
+
+        Spark does not order a map's entries (the same map can come out of ``map_concat`` in
+        another order), but dbt renders a fetched map as the JSON of its entries in the order
+        they came, and a unit test compares those texts: equal maps would differ. Arrays keep
+        their order (it means something).
+        """
+        for row in super().process_results(column_names, rows):
+            yield {name: _maps_sorted(value) for name, value in row.items()}
+
     @contextmanager
     def exception_handler(self, sql: str) -> Iterator[None]:
         """dbt-spark's handler, except that :class:`SessionConfigError` passes through as raised.
@@ -101,3 +117,15 @@ class SparkSessionConnectionManager(SparkConnectionManager):
         except Exception as exc:
             with super().exception_handler(sql):
                 raise exc
+
+
+def _maps_sorted(value: Any) -> Any:
+    """``value`` (a fetched Spark value) with every map (dict) in it sorted by key; structs
+    (pyspark ``Row``, a tuple) become plain tuples, which dbt renders as the same JSON list."""
+    if isinstance(value, dict):
+        return {key: _maps_sorted(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_maps_sorted(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_maps_sorted(item) for item in value)
+    return value
