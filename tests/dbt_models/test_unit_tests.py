@@ -18,6 +18,7 @@ half of a unit test run, measured); the SQL's results do not depend on it.
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -34,6 +35,9 @@ BROKEN_TEST = "stg_dataworks__events_maps_ops_and_orders_by_sequence_id"
 BROKEN_MODEL = Path("models/staging/dataworks/stg_dataworks__events.sql")
 RANK_RULE = "case when op_code in ('UPDATE_BEFOR', 'UPDATE_BEFORE') then 0 else 1 end as image_rank"
 """The rule broken in the copy: an update-before half orders before its after half."""
+
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+"""dbt colours its messages on a terminal (and in pytest) unless told not to."""
 
 PROJECT_FILES = ("dbt_project.yml", "profiles.yml", "models", "macros", "seeds", "tests/dbt")
 """What a copy of the dbt project needs (the adapter and the package come from the venv)."""
@@ -121,9 +125,10 @@ def test_a_broken_rule_fails_its_unit_test_with_the_differing_rows(
     assert not result.success
     [outcome] = [r for r in result.result.results if r.node.resource_type == "unit_test"]
     assert (outcome.node.name, str(outcome.status)) == (BROKEN_TEST, "fail")
-    assert "actual differs from expected" in outcome.message
+    message = ANSI_ESCAPE.sub("", outcome.message)
+    assert "actual differs from expected" in message
     # the UPDATE_BEFOR half (offset 2), as dbt shows a changed cell: expected→actual
     assert (
         "000000000000000000000000000100.0.0000000000.00000000000000000002.dw"
         "→000000000000000000000000000100.1.0000000000.00000000000000000002.dw"
-    ) in outcome.message
+    ) in message
