@@ -8,6 +8,7 @@ import io
 from pathlib import Path
 
 import pytest
+import yaml
 
 from cdc_lakehouse.codegen import cli
 from cdc_lakehouse.codegen.gold_tables import (
@@ -194,6 +195,11 @@ def test_dataworks_model_sql_and_yml(mappings):
     assert "\n".join(typed) in sql
     yml = files["dataworks/_dataworks__models.yml"]
     assert "  - name: dataworks__shop__orders\n" in yml
+    # public, with an enforced contract of the columns' Spark types (README "Contracts and access")
+    (model,) = yaml.safe_load(yml)["models"]
+    assert model["config"] == {"access": "public", "contract": {"enforced": True}}
+    types = {column["name"]: column["data_type"] for column in model["columns"]}
+    assert types["ts"] == "timestamp" and types["bindata"] == "binary", types
     assert '"Source column binData: BYTES -> binary (from base64' in yml
     assert "      - name: id\n" in yml
     # one test node: the key id unique, and id, last_op, last_ordering_key never NULL

@@ -486,12 +486,18 @@ def _q(text: str) -> str:
 
 
 def render_folder_yml(folder: str, models: Sequence[TableModel]) -> str:
-    """The ``_<folder>__models.yml`` text documenting ``models`` (with its generated header)."""
+    """The ``_<folder>__models.yml`` text documenting ``models`` (with its generated header):
+    each model public, with an enforced contract of its columns' Spark types."""
     lines = ["version: 2", "", "models:"]
     for model in sorted(models, key=lambda m: m.name):
+        # public, with an enforced contract: dbt checks every column's name and data_type
+        # (the Spark type of its mapping) before it changes the view
         lines += [
             f"  - name: {model.name}",
             f"    description: {_q(_model_description(model))}",
+            "    config:",
+            "      access: public",
+            "      contract: {enforced: true}",
             "    columns:",
         ]
         for column in model.columns:
