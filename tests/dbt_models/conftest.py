@@ -33,12 +33,16 @@ SAMPLE_DUMP = Path(__file__).resolve().parents[2] / "sample_data" / "dump"
 
 @pytest.fixture(scope="session")
 def run_dbt(spark, project_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Callable:
-    """Run a dbt command in-process; fail the test with dbt's output if it fails."""
+    """Run a dbt command in-process; fail the test with dbt's output if it fails.
+
+    ``manifest=`` (the result of ``run("parse")``) skips parsing: for commands that differ
+    only in ``--vars`` read at run time, each of which would otherwise parse the whole
+    project again (dbt's partial parsing starts over when the vars change)."""
     from dbt.cli.main import dbtRunner
 
     work = tmp_path_factory.mktemp("dbt")
 
-    def run(*args: str, expect_success: bool = True) -> Any:
+    def run(*args: str, expect_success: bool = True, manifest: Any = None) -> Any:
         argv = [
             *args,
             "--project-dir",
@@ -50,7 +54,7 @@ def run_dbt(spark, project_dir: Path, tmp_path_factory: pytest.TempPathFactory) 
             "--log-path",
             str(work / "logs"),
         ]
-        result = dbtRunner().invoke(argv)
+        result = dbtRunner(manifest=manifest).invoke(argv)
         if expect_success and not result.success:
             failures = []
             for node_result in getattr(result.result, "results", None) or []:
