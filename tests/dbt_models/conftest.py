@@ -43,12 +43,17 @@ def run_dbt(spark, project_dir: Path, tmp_path_factory: pytest.TempPathFactory) 
     """Run a dbt command in-process; fail the test with dbt's output if it fails.
 
     ``dbt build`` and ``dbt test`` leave out the unit tests (:data:`EXCLUDE_UNIT_TESTS`)
-    unless ``unit_tests=True``."""
+    unless ``unit_tests=True``. ``manifest=`` (the result of ``run("parse")``) skips parsing:
+    for commands that differ only in ``--vars`` read at run time, each of which would
+    otherwise parse the whole project again (dbt's partial parsing starts over when the vars
+    change)."""
     from dbt.cli.main import dbtRunner
 
     work = tmp_path_factory.mktemp("dbt")
 
-    def run(*args: str, expect_success: bool = True, unit_tests: bool = False) -> Any:
+    def run(
+        *args: str, expect_success: bool = True, unit_tests: bool = False, manifest: Any = None
+    ) -> Any:
         in_build_or_test = bool(args) and args[0] in ("build", "test")
         exclude = EXCLUDE_UNIT_TESTS if in_build_or_test and not unit_tests else ()
         argv = [
@@ -63,7 +68,7 @@ def run_dbt(spark, project_dir: Path, tmp_path_factory: pytest.TempPathFactory) 
             "--log-path",
             str(work / "logs"),
         ]
-        result = dbtRunner().invoke(argv)
+        result = dbtRunner(manifest=manifest).invoke(argv)
         if expect_success and not result.success:
             failures = []
             for node_result in getattr(result.result, "results", None) or []:

@@ -1,0 +1,183 @@
+{#
+    How fresh every source is: per Kafka topic of the registry (grain 'topic') and per source
+    table within it (grain 'table'), the newest event time of its row changes, the newest
+    heartbeat or transaction marker of the topic, and the lag: now minus the newer of the two,
+    in seconds (UTC). A source that sends only heartbeats is fresh; a topic that sent nothing
+    has no lag (NULL) and is stale at every configured level.
+
+    freshness_status is 'pass', 'warn' or 'error', as `dbt source freshness` reports: the lag
+    against vars cdc_freshness_warn_after_s / cdc_freshness_error_after_s (seconds; null = that
+    level off). Its two data tests (models/silver/_silver__models.yml) warn or fail the build
+    when a monitored topic is stale.
+
+    Heartbeats and transaction markers (silver.control_events) name no table: they tell that
+    the whole topic (the sync task) delivered everything up to their time, so a table's row
+    takes its topic's newest one. Which formats send them: docs/formats.md, "Normalized
+    vocabulary" (DataWorks / DataHub Blob MHEARTBEAT and transaction ops, DTS Avro HEARTBEAT /
+    CHECKPOINT and BEGIN / COMMIT / ROLLBACK / ABORT); the others send none, so they are fresh
+    only while rows change.
+
+    A view: the lag is computed when the view is read, against current_timestamp() (or var
+    cdc_freshness_now, pinned at build time), so it is never the lag of the last build. A build
+    only replaces the view; each read aggregates four columns of silver.change_events and
+    silver.control_events (one group-by per table, no join of rows).
+#}
+
+{{ config(materialized='view') }}
+
+{% set warn_after_s = freshness_threshold('cdc_freshness_warn_after_s') %}
+{% set error_after_s = freshness_threshold('cdc_freshness_error_after_s') %}
+{% set monitored_topics = var('cdc_freshness_topics', none) %}
+{% if monitored_topics is string %}
+    {% set monitored_topics = [monitored_topics] %}
+{% endif %}
+
+with
+
+cdc_topics as (
+    select * from {{ ref('cdc_topics') }}
+),
+
+change_events as (
+    select * from {{ ref('change_events') }}
+),
+
+control_events as (
+    select * from {{ ref('control_events') }}
+),
+
+{#
+    the registry's topics, the row changes and the heartbeats / transaction markers side by
+    side, so that one aggregation gives every row: a topic that sent nothing still has its
+    registry row
+#}
+signal_events as (
+    select
+        topic as kafka_topic,
+        format as source_format,
+        cast(null as string) as source_database,
+        cast(null as string) as source_schema,
+        cast(null as string) as source_table,
+        cast(null as timestamp) as event_time,
+        cast(null as timestamp) as heartbeat_time,
+        true as is_registered
+    from cdc_topics
+    union all
+    select
+        kafka_topic,
+        source_format,
+        source_database,
+        source_schema,
+        source_table,
+        event_time,
+        cast(null as timestamp) as heartbeat_time,
+        false as is_registered
+    from change_events
+    union all
+    select
+        kafka_topic,
+        source_format,
+        cast(null as string) as source_database,
+        cast(null as string) as source_schema,
+        cast(null as string) as source_table,
+        cast(null as timestamp) as event_time,
+        event_time as heartbeat_time,
+        false as is_registered
+    from control_events
+),
+
+{#
+    both grains in one pass: a group per topic, and one per source table of the topic (the
+    registry rows and the control events name no table: their table group has a NULL
+    source_table, which no row change has, and is dropped below)
+#}
+grouped as (
+    select
+        kafka_topic,
+        source_format,
+        source_database,
+        source_schema,
+        source_table,
+        grouping(source_table) = 1 as is_topic_group,
+        max(is_registered) as is_registered,
+        max(event_time) as newest_event_time,
+        max(heartbeat_time) as newest_heartbeat_time
+    from signal_events
+    group by grouping sets (
+        (kafka_topic, source_format),
+        (kafka_topic, source_format, source_database, source_schema, source_table)
+    )
+),
+
+{#
+    heartbeats and transaction markers name no table: they tell that the whole topic
+    delivered everything up to their time, so a table takes its topic's newest one
+#}
+signals as (
+    select
+        case when is_topic_group then 'topic' else 'table' end as grain,
+        kafka_topic,
+        source_format,
+        max(is_registered) over topic_window as is_registered,
+        source_database,
+        source_schema,
+        source_table,
+        newest_event_time,
+        max(newest_heartbeat_time) over topic_window as newest_heartbeat_time
+    from grouped
+    where is_topic_group or source_table is not null
+    window topic_window as (partition by kafka_topic, source_format)
+),
+
+lags as (
+    select
+        *,
+        greatest(newest_event_time, newest_heartbeat_time) as newest_signal_time,
+        {{ cdc_freshness_now() }} as measured_at
+    from signals
+),
+
+final as (
+    select
+        grain,
+        kafka_topic,
+        source_format,
+        is_registered,
+        source_database,
+        source_schema,
+        source_table,
+        newest_event_time,
+        newest_heartbeat_time,
+        newest_signal_time,
+        measured_at,
+        (unix_micros(measured_at) - unix_micros(newest_signal_time)) / 1e6 as lag_s,
+        case
+            {% if error_after_s is not none %}
+            when newest_signal_time is null
+                or unix_micros(measured_at) - unix_micros(newest_signal_time)
+                    > {{ (error_after_s * 1000000) | int }}
+                then 'error'
+            {% endif %}
+            {% if warn_after_s is not none %}
+            when newest_signal_time is null
+                or unix_micros(measured_at) - unix_micros(newest_signal_time)
+                    > {{ (warn_after_s * 1000000) | int }}
+                then 'warn'
+            {% endif %}
+            else 'pass'
+        end as freshness_status,
+        {% if monitored_topics is none %}
+        true
+        {% elif monitored_topics | length == 0 %}
+        false
+        {% else %}
+        kafka_topic in (
+            {%- for topic in monitored_topics -%}
+            '{{ topic | replace("'", "\\'") }}'{{ ', ' if not loop.last }}
+            {%- endfor -%}
+        )
+        {% endif %} as is_monitored
+    from lags
+)
+
+select * from final
