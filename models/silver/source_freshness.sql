@@ -19,8 +19,9 @@
 
     A view: the lag is computed when the view is read, against current_timestamp() (or var
     cdc_freshness_now, pinned at build time), so it is never the lag of the last build. A build
-    only replaces the view; each read aggregates four columns of silver.change_events and
-    silver.control_events (one group-by per table, no join of rows).
+    only replaces the view. A read of the topic rows (the data tests) is one aggregation of
+    the registry and three or four columns of silver.change_events and silver.control_events:
+    the table rows are a union branch of their own, which Spark leaves out of such a query.
 #}
 
 {{ config(materialized='view') }}
@@ -48,85 +49,99 @@ control_events as (
 
 {#
     the registry's topics, the row changes and the heartbeats / transaction markers side by
-    side, so that one aggregation gives every row: a topic that sent nothing still has its
+    side, so that one aggregation gives every topic: a topic that sent nothing still has its
     registry row
 #}
-signal_events as (
+topic_signals as (
     select
         topic as kafka_topic,
         format as source_format,
-        cast(null as string) as source_database,
-        cast(null as string) as source_schema,
-        cast(null as string) as source_table,
+        true as is_registered,
         cast(null as timestamp) as event_time,
-        cast(null as timestamp) as heartbeat_time,
-        true as is_registered
+        cast(null as timestamp) as heartbeat_time
     from cdc_topics
     union all
     select
         kafka_topic,
         source_format,
-        source_database,
-        source_schema,
-        source_table,
+        false as is_registered,
         event_time,
-        cast(null as timestamp) as heartbeat_time,
-        false as is_registered
+        cast(null as timestamp) as heartbeat_time
     from change_events
     union all
     select
         kafka_topic,
         source_format,
-        cast(null as string) as source_database,
-        cast(null as string) as source_schema,
-        cast(null as string) as source_table,
+        false as is_registered,
         cast(null as timestamp) as event_time,
-        event_time as heartbeat_time,
-        false as is_registered
+        event_time as heartbeat_time
     from control_events
 ),
 
-{#
-    both grains in one pass: a group per topic, and one per source table of the topic (the
-    registry rows and the control events name no table: their table group has a NULL
-    source_table, which no row change has, and is dropped below)
-#}
-grouped as (
+topic_rows as (
+    select
+        'topic' as grain,
+        kafka_topic,
+        source_format,
+        max(is_registered) as is_registered,
+        cast(null as string) as source_database,
+        cast(null as string) as source_schema,
+        cast(null as string) as source_table,
+        max(event_time) as newest_event_time,
+        max(heartbeat_time) as newest_heartbeat_time
+    from topic_signals
+    group by kafka_topic, source_format
+),
+
+table_events as (
     select
         kafka_topic,
         source_format,
         source_database,
         source_schema,
         source_table,
-        grouping(source_table) = 1 as is_topic_group,
-        max(is_registered) as is_registered,
-        max(event_time) as newest_event_time,
-        max(heartbeat_time) as newest_heartbeat_time
-    from signal_events
-    group by grouping sets (
-        (kafka_topic, source_format),
-        (kafka_topic, source_format, source_database, source_schema, source_table)
-    )
+        max(event_time) as newest_event_time
+    from change_events
+    group by kafka_topic, source_format, source_database, source_schema, source_table
+),
+
+topic_heartbeats as (
+    select
+        kafka_topic,
+        source_format,
+        max(event_time) as newest_heartbeat_time
+    from control_events
+    group by kafka_topic, source_format
 ),
 
 {#
     heartbeats and transaction markers name no table: they tell that the whole topic
     delivered everything up to their time, so a table takes its topic's newest one
 #}
-signals as (
+table_rows as (
     select
-        case when is_topic_group then 'topic' else 'table' end as grain,
-        kafka_topic,
-        source_format,
-        max(is_registered) over topic_window as is_registered,
-        source_database,
-        source_schema,
-        source_table,
-        newest_event_time,
-        max(newest_heartbeat_time) over topic_window as newest_heartbeat_time
-    from grouped
-    where is_topic_group or source_table is not null
-    window topic_window as (partition by kafka_topic, source_format)
+        'table' as grain,
+        table_events.kafka_topic,
+        table_events.source_format,
+        cdc_topics.topic is not null as is_registered,
+        table_events.source_database,
+        table_events.source_schema,
+        table_events.source_table,
+        table_events.newest_event_time,
+        topic_heartbeats.newest_heartbeat_time
+    from table_events
+    left join topic_heartbeats
+        on table_events.kafka_topic = topic_heartbeats.kafka_topic
+        and table_events.source_format = topic_heartbeats.source_format
+    left join cdc_topics
+        on table_events.kafka_topic = cdc_topics.topic
+        and table_events.source_format = cdc_topics.format
+),
+
+signals as (
+    select * from topic_rows
+    union all
+    select * from table_rows
 ),
 
 lags as (
