@@ -17,9 +17,11 @@ WORKFLOW = ROOT / "ci-templates" / "github-actions" / "dbt-slim-ci.yml"
 
 def make_ci_changed(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """`make ci-changed ARGS` in the repository (dry run: a refusal happens before anything)."""
-    environment = {k: v for k, v in os.environ.items() if k != "CDC_METASTORE_JDBC_URL"}
+    # not a sub-make of `make test` (no "Entering directory" lines, no jobserver notice)
+    ignored = {"CDC_METASTORE_JDBC_URL", "MAKEFLAGS", "MFLAGS", "MAKELEVEL"}
+    environment = {k: v for k, v in os.environ.items() if k not in ignored}
     return subprocess.run(
-        ["make", "-n", "ci-changed", *args],
+        ["make", "-n", "--no-print-directory", "ci-changed", *args],
         cwd=ROOT,
         env={**environment, **env},
         capture_output=True,
