@@ -17,6 +17,8 @@ KAFKA_PORT ?= 19092
 KAFKA_LAKE ?= lake-kafka
 LIVE_LAKE ?= lake-live
 LIVE_ARGS ?=
+CI_LAKE ?= lake-ci
+CI_DUMP ?= $(SAMPLE_DUMP)
 METASTORE_DIR ?= $(or $(CDC_LAKE_DIR),lake)/metastore_pg
 DOCS_PORT ?= 8000
 DOCS_ARGS ?=
@@ -78,6 +80,29 @@ test: install postgresql-packages chromium-packages
 ## more parts: BENCH_ARGS="--part ingest" or "--part tables", see README "Benchmark")
 bench: install
 	$(BIN)/python -m cdc_lakehouse.bench $(BENCH_ARGS)
+
+## ci-changed: slim CI (README "Slim CI"): build and test only the models a change modified and
+## their children, on a fresh lake $(CI_LAKE) (emptied first) with $(CI_DUMP) ingested, against
+## the production manifest in STATE (a directory holding manifest.json): first the unmodified
+## models and seeds they read (no tests), then
+## `dbt build --select state:modified+ --defer --state $(STATE) --full-refresh`
+ifneq ($(filter ci-changed,$(MAKECMDGOALS)),)
+ifeq ($(wildcard $(STATE)/manifest.json),)
+$(error ci-changed: no manifest.json in STATE='$(STATE)': pass STATE=<directory holding the production manifest.json>)
+endif
+ifneq ($(CDC_METASTORE_JDBC_URL),)
+$(error ci-changed: builds its own lake $(CI_LAKE) on the embedded metastore; unset CDC_METASTORE_JDBC_URL (the build would replace that metastore's tables of the changed models))
+endif
+endif
+.PHONY: ci-changed
+ci-changed: install
+	rm -rf $(CI_LAKE)
+	CDC_LAKE_DIR=$(CI_LAKE) $(BIN)/python -m ingest --dump $(CI_DUMP)
+	CDC_LAKE_DIR=$(CI_LAKE) $(DBT) build $(DBT_ARGS) --select @state:modified \
+		--exclude state:modified+ --exclude-resource-type test --exclude-resource-type unit_test \
+		--state $(STATE)
+	CDC_LAKE_DIR=$(CI_LAKE) $(DBT) build $(DBT_ARGS) --select state:modified+ --defer \
+		--state $(STATE) --full-refresh
 
 ## lint: ruff, the SQL style (sqlfluff) and the project conventions (dbt-bouncer)
 lint: install
