@@ -28,9 +28,12 @@
 
 {% set warn_after_s = freshness_threshold('cdc_freshness_warn_after_s') %}
 {% set error_after_s = freshness_threshold('cdc_freshness_error_after_s') %}
+{# the thresholds in microseconds as SQL: null when a level is off #}
+{% set warn_after_us = (warn_after_s * 1000000) | int if warn_after_s is not none else 'null' %}
+{% set error_after_us = (error_after_s * 1000000) | int if error_after_s is not none else 'null' %}
 {% set monitored_topics = var('cdc_freshness_topics', none) %}
 {% if monitored_topics is string %}
-    {% set monitored_topics = [monitored_topics] %}
+{% set monitored_topics = [monitored_topics] %}
 {% endif %}
 
 with
@@ -90,7 +93,7 @@ topic_rows as (
         max(event_time) as newest_event_time,
         max(heartbeat_time) as newest_heartbeat_time
     from topic_signals
-    group by kafka_topic, source_format
+    group by 2, 3
 ),
 
 table_events as (
@@ -102,7 +105,7 @@ table_events as (
         source_table,
         max(event_time) as newest_event_time
     from change_events
-    group by kafka_topic, source_format, source_database, source_schema, source_table
+    group by 1, 2, 3, 4, 5
 ),
 
 topic_heartbeats as (
@@ -111,7 +114,7 @@ topic_heartbeats as (
         source_format,
         max(event_time) as newest_heartbeat_time
     from control_events
-    group by kafka_topic, source_format
+    group by 1, 2
 ),
 
 {#
@@ -167,18 +170,20 @@ final as (
         measured_at,
         (unix_micros(measured_at) - unix_micros(newest_signal_time)) / 1e6 as lag_s,
         case
-            {% if error_after_s is not none %}
-            when newest_signal_time is null
-                or unix_micros(measured_at) - unix_micros(newest_signal_time)
-                    > {{ (error_after_s * 1000000) | int }}
+            when {{ error_after_us }} is not null
+                and (
+                    newest_signal_time is null
+                    or unix_micros(measured_at) - unix_micros(newest_signal_time)
+                    > {{ error_after_us }}
+                )
                 then 'error'
-            {% endif %}
-            {% if warn_after_s is not none %}
-            when newest_signal_time is null
-                or unix_micros(measured_at) - unix_micros(newest_signal_time)
-                    > {{ (warn_after_s * 1000000) | int }}
+            when {{ warn_after_us }} is not null
+                and (
+                    newest_signal_time is null
+                    or unix_micros(measured_at) - unix_micros(newest_signal_time)
+                    > {{ warn_after_us }}
+                )
                 then 'warn'
-            {% endif %}
             else 'pass'
         end as freshness_status,
         {% if monitored_topics is none %}
