@@ -98,7 +98,8 @@ def errored(spark, run_dbt, manifest) -> dict[str, Any]:
 
 
 def test_the_view_measures_against_the_current_utc_time(spark, built_lake):
-    # as the session's `dbt build` left it: no var, so current_timestamp() when read
+    # as the session's `dbt build` left it: no var, so current_timestamp() when read (this
+    # test comes first in the file: the fixtures below rebuild the view with a pinned now)
     skew = spark.sql(
         "select max(abs(unix_seconds(measured_at) - unix_seconds(current_timestamp())))"
         " from silver.source_freshness"
