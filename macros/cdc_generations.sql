@@ -136,7 +136,8 @@
     a missing table. The model's SQL (or Python model's DataFrame) becomes a temporary view
     first; a table whose columns differ from the model's is dropped (its directory with it)
     and created from that view (readers get an error for that moment, as before). Otherwise - generation writes
-    off, a first build, Delta - dbt-spark's body below: drop, then create.
+    off, a first build, Delta - dbt-spark's body below: drop, then create (after removing the
+    directory a dropped table that generation switches had relocated leaves behind).
 #}
 {% materialization table, adapter = 'spark', supported_languages=['sql', 'python'] %}
     {%- set language = model['language'] -%}
@@ -190,6 +191,8 @@
         {% if not is_delta and not is_iceberg %}
             {% set existing_relation = target_relation %}
             {{ adapter.drop_relation(existing_relation.incorporate(type=old_relation_type)) }}
+            {#- a table that generation switches relocated leaves its directory when dropped -#}
+            {% do adapter.remove_dropped_table_dir(schema, identifier) %}
         {% endif %}
         {%- call statement('main', language=language) -%}
             {{ create_table_as(False, target_relation, compiled_code, language) }}

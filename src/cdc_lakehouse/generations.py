@@ -352,6 +352,22 @@ def switch_table(
     return TableSwitch(True, generation, location, removed)
 
 
+def remove_dropped_table_dir(spark: SparkSession, schema: str, identifier: str) -> Path | None:
+    """After ``schema.identifier`` was dropped, remove the directory it leaves behind when
+    :func:`switch_table` had pointed it at a generation: dropping it removed only that
+    generation, and a new managed table of the name fails on the remaining directory
+    (``LOCATION_ALREADY_EXISTS``). Returns the removed directory, else ``None`` (the table
+    exists, or its directory holds no ``_generations``: never switched)."""
+    if spark.catalog.tableExists(f"`{schema}`.`{identifier}`"):
+        return None
+    database = _local_path(spark.catalog.getDatabase(schema).locationUri)
+    directory = database / identifier.lower()
+    if not (directory / GENERATIONS_DIR).is_dir():
+        return None
+    shutil.rmtree(directory)
+    return directory
+
+
 def _generation_of(table_dir: Path, location: Path) -> Path:
     """The generation directory holding ``location``, else ``location`` itself."""
     generations = table_dir / GENERATIONS_DIR

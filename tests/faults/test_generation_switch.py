@@ -16,6 +16,7 @@ from typing import Any
 
 from cdc_lakehouse.generations import (
     GENERATIONS_DIR,
+    remove_dropped_table_dir,
     remove_unreferenced_generations,
     switch_table,
     write_generation,
@@ -178,6 +179,17 @@ def test_a_reader_sees_one_whole_state_or_the_next_while_a_table_is_switched_who
     remove_unreferenced_generations(spark, grace_s=0)
     assert {p.parent for p in table_dir.glob("**/*.parquet")} == {switch.generation}
     assert state_of(spark, "faults_t.t") == states[-1]
+
+    # dropped and created again (dbt-spark's table materialization with generation writes off,
+    # e.g. the next build on the embedded metastore): dropping removed only the generation
+    spark.sql("drop table faults_t.t")
+    assert (table_dir / GENERATIONS_DIR).is_dir()
+    assert remove_dropped_table_dir(spark, "faults_t", "t") == table_dir
+    spark.sql("create table faults_t.t using parquet as select id from range(30000)")
+    assert table_location(spark, "faults_t.t") == table_dir
+    assert remove_dropped_table_dir(spark, "faults_t", "t") is None  # it exists: left alone
+    spark.sql("select id from range(3)").createOrReplaceTempView("faults_t_source")
+    assert switch_table(spark, "faults_t_source", "faults_t", "t", grace_s=600).switched
 
     # new columns: the table is dropped (its directory too) for the caller to create again
     spark.sql("select id, 'x' as tag from range(5)").createOrReplaceTempView("faults_t_source")

@@ -97,3 +97,16 @@ class SparkSessionAdapter(SparkAdapter):
             "generation": str(switch.generation) if switch.generation else None,
             "removed": len(switch.removed),
         }
+
+    @available
+    def remove_dropped_table_dir(self, schema: str, identifier: str) -> str | None:
+        """Remove what a dropped table that generation switches had relocated leaves in the
+        warehouse (:func:`cdc_lakehouse.generations.remove_dropped_table_dir`); log and return
+        the removed directory."""
+        from cdc_lakehouse.generations import remove_dropped_table_dir
+        from cdc_lakehouse.spark_session import get_spark
+
+        removed = remove_dropped_table_dir(get_spark(), schema, identifier)
+        if removed is not None:
+            logger.info(f"removed {removed}: left by {schema}.{identifier}, dropped")
+        return str(removed) if removed is not None else None
