@@ -47,12 +47,20 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def docs_site(browser, built_lake, run_dbt, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def docs_site(
+    browser, spark, built_lake, run_dbt, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
     """The docs site of the built session lake: `dbt parse` (manifest.json: the graph), then
     `dbt docs generate --no-compile` (catalog.json from the lake, index.html; it keeps the
     manifest: compiling every node again would cost about 35 s more, and the compiled SQL is
     not checked here); its three files copied out of the session's target directory (later dbt
-    commands rewrite manifest.json there)."""
+    commands rewrite manifest.json there). The temporary views that earlier tests and dbt-spark's
+    incremental runs left in the session's SparkSession are dropped first: the catalog query
+    lists them in every schema, with no schema of their own, and dbt's catalog fails on them
+    (a `dbt docs generate` of its own process has none)."""
+    for table in spark.catalog.listTables():
+        if table.isTemporary:
+            spark.catalog.dropTempView(table.name)
     run_dbt("parse")
     run_dbt("docs", "generate", "--no-compile")
     site = tmp_path_factory.mktemp("docs-site")

@@ -111,6 +111,7 @@ def test_a_reader_sees_one_whole_state_or_the_next_while_generations_are_switche
     }
     assert partition_dirs <= locations  # only referenced data is left
     assert state(spark) == state(reader)
+    spark.catalog.dropTempView("faults_g_source")
     spark.sql("drop database faults_g cascade")
 
 
@@ -196,4 +197,5 @@ def test_a_reader_sees_one_whole_state_or_the_next_while_a_table_is_switched_who
     switch = switch_table(spark, "faults_t_source", "faults_t", "t", grace_s=600)
     assert not switch.switched
     assert not spark.catalog.tableExists("faults_t.t") and not table_dir.exists()
+    spark.catalog.dropTempView("faults_t_source")
     spark.sql("drop database faults_t cascade")
