@@ -119,3 +119,22 @@ where false
         and {{ prefix }}before_image is null
     {%- endif -%}
 {%- endmacro %}
+
+{#
+    shareplex_update_before_half(half, seq_offset): the join condition that the row of half
+    (an alias of update_before_halves in int_dts_shareplex__events_keyed) is the UPDATE BEFORE
+    half of rekeyed's Shareplex UPDATE AFTER row without a before image: same table,
+    transaction and SCN, at rekeyed's seq plus seq_offset (' - 1': the previous seq; '': the
+    same seq).
+#}
+{% macro shareplex_update_before_half(half, seq_offset) -%}
+    rekeyed.record_kind = 'change'
+        and rekeyed.source_op = 'UPDATE AFTER'
+        and rekeyed.before_image is null
+        and rekeyed.source_format = {{ half }}.source_format
+        and rekeyed.source_schema <=> {{ half }}.source_schema
+        and rekeyed.source_table = {{ half }}.source_table
+        and rekeyed.transaction_id <=> {{ half }}.transaction_id
+        and rekeyed.source_scn = {{ half }}.source_scn
+        and rekeyed.seq{{ seq_offset }} <=> {{ half }}.seq
+{%- endmacro %}

@@ -272,25 +272,9 @@ final as (
         ) as resolved_batch_id
     from rekeyed
     left join update_before_halves as previous_half
-        on rekeyed.record_kind = 'change'
-        and rekeyed.source_op = 'UPDATE AFTER'
-        and rekeyed.before_image is null
-        and rekeyed.source_format = previous_half.source_format
-        and rekeyed.source_schema <=> previous_half.source_schema
-        and rekeyed.source_table = previous_half.source_table
-        and rekeyed.transaction_id <=> previous_half.transaction_id
-        and rekeyed.source_scn = previous_half.source_scn
-        and rekeyed.seq - 1 <=> previous_half.seq
+        on {{ shareplex_update_before_half('previous_half', ' - 1') }}
     left join update_before_halves as same_seq_half
-        on rekeyed.record_kind = 'change'
-        and rekeyed.source_op = 'UPDATE AFTER'
-        and rekeyed.before_image is null
-        and rekeyed.source_format = same_seq_half.source_format
-        and rekeyed.source_schema <=> same_seq_half.source_schema
-        and rekeyed.source_table = same_seq_half.source_table
-        and rekeyed.transaction_id <=> same_seq_half.transaction_id
-        and rekeyed.source_scn = same_seq_half.source_scn
-        and rekeyed.seq <=> same_seq_half.seq
+        on {{ shareplex_update_before_half('same_seq_half', '') }}
 )
 
 select * from final
