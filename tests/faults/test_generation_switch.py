@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,52 @@ def state_of(spark: Any, table: str) -> tuple[int, int]:
     return (row["n"], row["s"])
 
 
+def table_location(spark: Any, table: str) -> Path:
+    return Path(
+        spark.sql(f"describe table extended {table}")
+        .where("col_name = 'Location'")
+        .collect()[0]["data_type"]
+        .removeprefix("file:")
+    )
+
+
+Observed = list[tuple[int, int] | BaseException]
+
+
+@contextmanager
+def reading_in_a_loop(read: Callable[[], tuple[int, int]]) -> Iterator[Observed]:
+    """``read`` called over and over in a thread for the duration of the block; yields the list
+    of what each call returned, or raised (what a reader would notice)."""
+    observed: Observed = []
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.is_set():
+            try:
+                observed.append(read())
+            except Exception as exc:
+                observed.append(exc)
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        yield observed
+    finally:
+        stop.set()
+        thread.join(timeout=120)
+
+
+def assert_whole_states(observed: Observed, states: list[tuple[int, int]]) -> None:
+    """Every read succeeded and returned one of ``states`` (the state before each write and
+    after it), every write changed the state, and the reads saw at least three of them."""
+    errors = [o for o in observed if isinstance(o, BaseException)]
+    assert not errors, errors[:3]
+    assert len(set(states)) == WRITES + 1  # every write changed what a reader sees
+    unexpected = [o for o in observed if o not in states]
+    assert not unexpected, (unexpected[:3], states)
+    assert len(set(observed)) >= 3, (len(observed), set(observed))  # it read during the writes
+
+
 def test_a_reader_sees_one_whole_state_or_the_next_while_generations_are_switched(
     spark: Any,
 ) -> None:
@@ -45,19 +93,7 @@ def test_a_reader_sees_one_whole_state_or_the_next_while_generations_are_switche
     )
     reader = spark.newSession()  # its own relation cache, like another client of the metastore
     states = [state(reader)]
-    observed: list[tuple[int, int] | BaseException] = []
-    stop = threading.Event()
-
-    def read() -> None:
-        while not stop.is_set():
-            try:
-                observed.append(state(reader))
-            except Exception as exc:  # what a reader would notice
-                observed.append(exc)
-
-    thread = threading.Thread(target=read, daemon=True)
-    thread.start()
-    try:
+    with reading_in_a_loop(lambda: state(reader)) as observed:
         for write in range(1, WRITES + 1):
             # every write rewrites 4 of the partitions, adds one and empties another
             spark.sql(
@@ -72,26 +108,12 @@ def test_a_reader_sees_one_whole_state_or_the_next_while_generations_are_switche
             assert len(switch.written) == 5 and switch.added == 1, switch
             states.append(state(spark))
             time.sleep(0.2)
-    finally:
-        stop.set()
-        thread.join(timeout=120)
-
-    errors = [o for o in observed if isinstance(o, BaseException)]
-    assert not errors, errors[:3]
-    assert len(set(states)) == WRITES + 1  # every write changed what a reader sees
-    unexpected = [o for o in observed if o not in states]
-    assert not unexpected, (unexpected[:3], states)
-    assert len(set(observed)) >= 3, (len(observed), set(observed))  # it read during the writes
+    assert_whole_states(observed, states)
     # the reader's session was never refreshed: a new query sees the last state
     assert state(reader) == states[-1]
 
     # the replaced data is kept during the grace period, removed after it
-    table_dir = Path(
-        spark.sql("describe table extended faults_g.t")
-        .where("col_name = 'Location'")
-        .collect()[0]["data_type"]
-        .removeprefix("file:")
-    )
+    table_dir = table_location(spark, "faults_g.t")
     assert len(list((table_dir / GENERATIONS_DIR).iterdir())) == WRITES
     assert (table_dir / "b=1").is_dir()  # where the first CREATE TABLE AS SELECT wrote
     spark.sql("select id + 1 as id, 1 as b from range(10)").createOrReplaceTempView(
@@ -115,15 +137,6 @@ def test_a_reader_sees_one_whole_state_or_the_next_while_generations_are_switche
     spark.sql("drop database faults_g cascade")
 
 
-def table_location(spark: Any, table: str) -> Path:
-    return Path(
-        spark.sql(f"describe table extended {table}")
-        .where("col_name = 'Location'")
-        .collect()[0]["data_type"]
-        .removeprefix("file:")
-    )
-
-
 def fresh_state(reader: Any) -> tuple[int, int]:
     """The reader's query as a session with a shared metastore makes it: the table's relation
     resolved anew from the metastore (``spark.sql.filesourceTableRelationCacheSize=0``, a
@@ -142,37 +155,16 @@ def test_a_reader_sees_one_whole_state_or_the_next_while_a_table_is_switched_who
     table_dir = table_location(spark, "faults_t.t")
     reader = spark.newSession()
     states = [state_of(reader, "faults_t.t")]
-    observed: list[tuple[int, int] | BaseException] = []
-    stop = threading.Event()
-
-    def read() -> None:
-        while not stop.is_set():
-            try:
-                observed.append(fresh_state(reader))
-            except Exception as exc:  # what a reader would notice
-                observed.append(exc)
-
-    thread = threading.Thread(target=read, daemon=True)
-    thread.start()
-    try:
+    with reading_in_a_loop(lambda: fresh_state(reader)) as observed:
         for write in range(1, WRITES + 1):
-            spark.sql(f"select id * {write + 1} as id from range({30000 + write * 1000})")\
-                .createOrReplaceTempView("faults_t_source")  # fmt: skip
+            rows = f"select id * {write + 1} as id from range({30000 + write * 1000})"
+            spark.sql(rows).createOrReplaceTempView("faults_t_source")
             switch = switch_table(spark, "faults_t_source", "faults_t", "t", grace_s=600)
             assert switch.switched and switch.generation is not None, switch
             assert table_location(spark, "faults_t.t") == switch.generation
             states.append(state_of(spark, "faults_t.t"))
             time.sleep(0.2)
-    finally:
-        stop.set()
-        thread.join(timeout=120)
-
-    errors = [o for o in observed if isinstance(o, BaseException)]
-    assert not errors, errors[:3]
-    assert len(set(states)) == WRITES + 1
-    unexpected = [o for o in observed if o not in states]
-    assert not unexpected, (unexpected[:3], states)
-    assert len(set(observed)) >= 3, (len(observed), set(observed))
+    assert_whole_states(observed, states)
     assert fresh_state(reader) == states[-1]
     assert len(list((table_dir / GENERATIONS_DIR).iterdir())) == WRITES
     assert list(table_dir.glob("*.parquet"))  # the first CREATE's files, within their grace
