@@ -48,9 +48,10 @@ class Readers:
     """A reader querying :data:`READ_QUERIES` in a loop in a thread, in its own session of the
     test Spark application (``spark.newSession()``: its own relation cache, never refreshed),
     for the duration of a ``with`` block; ``before`` / ``after`` are each table's state right
-    before and after the block, ``reads`` every query made during it."""
+    before and after the block, ``reads`` every query made during it. The loop pauses
+    ``pause_s`` seconds between rounds: a reader that never pauses takes a core from the run."""
 
-    def __init__(self, spark: Any, pause_s: float = 0.1) -> None:
+    def __init__(self, spark: Any, pause_s: float = 1.0) -> None:
         self.session = spark.newSession()
         self.pause_s = pause_s
         self.reads: list[Read] = []
