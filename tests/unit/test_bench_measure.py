@@ -80,6 +80,8 @@ def test_process_kinds_from_the_command_line() -> None:
     daemon = ["/venv/bin/python3.11", "-m", "pyspark.daemon", "pyspark.worker"]
     java = ["/usr/lib/jvm/java-17/bin/java", "-cp", "/spark/jars/*", "-Xmx4g"]
     assert measure.process_kind(java, ["/venv/bin/python", "-m", "bench"]) == measure.JVM
+    # posix_spawn's child before it runs its program: the JVM's memory, not counted
+    assert measure.process_kind(java, java) == measure.SPAWNING
     assert measure.process_kind(daemon, java) == measure.PYSPARK_DAEMON
     assert measure.process_kind(daemon, daemon) == measure.PYSPARK_WORKER
     source = ["/venv/bin/python", "-m", "pyspark.sql.streaming.python_streaming_source_runner"]
