@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 from cdc_lakehouse.bench import measure
 from cdc_lakehouse.bench.measure import measured
@@ -103,26 +102,34 @@ FAKE_DAEMON = (
 
 
 def test_the_peak_is_split_by_process_kind() -> None:
-    """A fake PySpark daemon (``-m pyspark.daemon`` on its command line) holding 60 MiB forks
-    a worker that touches 300 MiB more, beside a plain Python child of 100 MiB: the split at
-    the peak puts each in its kind and adds up to the peak."""
+    """In a fresh interpreter (no JVM of the test session among the children): a fake PySpark
+    daemon (``-m pyspark.daemon`` on its command line) holding 60 MiB forks a worker that
+    touches 300 MiB more, beside a plain Python child of 100 MiB; the split at the peak puts
+    each in its kind and adds up to the peak."""
     other = TOUCH.format(mib=100) + "; print('ready', flush=True); import time; time.sleep(3)"
-    with measured() as step:
-        plain = subprocess.Popen([sys.executable, "-c", other], stdout=subprocess.PIPE, text=True)
-        daemon = subprocess.Popen(
-            [sys.executable, "-c", FAKE_DAEMON, "-m", "pyspark.daemon"],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for child in (plain, daemon):
-            assert child.stdout is not None and child.stdout.readline().strip() == "ready"
-        time.sleep(0.3)  # a few samples with all three alive
-        daemon.wait(timeout=30)
-        plain.kill()
-        plain.wait(timeout=30)
-    split = step.rss_by_kind_at_peak_bytes
-    assert sum(split.values()) == step.peak_rss_bytes
-    assert step.processes_by_kind_at_peak == {
+    script = (
+        "import json, subprocess, sys, time\n"
+        "from cdc_lakehouse.bench.measure import measured\n"
+        "with measured() as step:\n"
+        f"    plain = subprocess.Popen([sys.executable, '-c', {other!r}], stdout=subprocess.PIPE,"
+        " text=True)\n"
+        f"    daemon = subprocess.Popen([sys.executable, '-c', {FAKE_DAEMON!r}, '-m',"
+        " 'pyspark.daemon'], stdout=subprocess.PIPE, text=True)\n"
+        "    for child in (plain, daemon):\n"
+        "        assert child.stdout.readline().strip() == 'ready'\n"
+        "    time.sleep(0.3)  # a few samples with all three alive\n"
+        "    daemon.wait(timeout=30)\n"
+        "    plain.kill()\n"
+        "    plain.wait(timeout=30)\n"
+        "print(json.dumps([step.peak_rss_bytes, step.rss_by_kind_at_peak_bytes,"
+        " step.processes_by_kind_at_peak, step.peak_rss_by_kind_bytes]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    peak, split, processes, kind_peaks = json.loads(done.stdout)
+    assert sum(split.values()) == peak
+    assert processes == {
         measure.PYSPARK_DAEMON: 1,
         measure.PYSPARK_WORKER: 1,
         measure.OTHER_PYTHON: 1,
@@ -131,7 +138,7 @@ def test_the_peak_is_split_by_process_kind() -> None:
     assert 60 * MIB <= split[measure.PYSPARK_DAEMON] < 200 * MIB
     assert 100 * MIB <= split[measure.OTHER_PYTHON] < 200 * MIB
     for kind, rss in split.items():
-        assert step.peak_rss_by_kind_bytes[kind] >= rss
+        assert kind_peaks[kind] >= rss
 
 
 def test_steps_combined_keep_the_split_of_the_larger_peak() -> None:
