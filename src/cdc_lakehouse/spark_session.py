@@ -46,6 +46,17 @@ _SESSION_LOCK = threading.Lock()
 DERBY_URL_PREFIX = "jdbc:derby:"
 
 
+DEFAULT_DRIVER_MEMORY = "3g"
+"""``spark.driver.memory`` unless ``CDC_SPARK_DRIVER_MEMORY`` says otherwise. In ``local[*]``
+the driver's JVM is the executor too, and its heap is most of the memory a build holds: with
+4g, G1 grew the heap to all 4 GiB in the benchmark's stages at 1,000,000 Canal changes (the
+heap in use after a collection stayed far lower) and the JVM's RSS reached 5,356 MiB (about
+1.2 GiB outside the heap: metaspace, code, threads, buffers); with the PySpark daemons
+(187 MiB) and the two decoding workers (about 620 MiB) that made 6,176 MiB, over issue 20's
+6 GiB (target 6). With 3g: 4,322 MiB and 5,146 MiB in all, stage times unchanged within the
+run-to-run noise (bench/HISTORY.md, 2026-11-26)."""
+
+
 class DeltaUnavailableError(ConfigError):
     """``CDC_TABLE_FORMAT=delta`` was asked for but the Delta Lake jars cannot be loaded."""
 
@@ -109,7 +120,8 @@ def spark_conf(settings: Settings) -> dict[str, str]:
     conf = {
         "spark.master": os.environ.get("CDC_SPARK_MASTER", "local[*]"),
         "spark.app.name": "cdc-lakehouse",
-        "spark.driver.memory": os.environ.get("CDC_SPARK_DRIVER_MEMORY", "4g"),
+        # the JVM's heap: most of a build's memory (see DEFAULT_DRIVER_MEMORY)
+        "spark.driver.memory": os.environ.get("CDC_SPARK_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY),
         "spark.driver.extraJavaOptions": java_opts,
         "spark.executor.extraJavaOptions": java_opts,
         "spark.sql.catalogImplementation": "hive",

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+from cdc_lakehouse.bench import measure
 from cdc_lakehouse.bench.measure import measured
 
 MIB = 2**20
@@ -72,3 +73,86 @@ def test_an_excluded_child_does_not_count_in_the_peak() -> None:
     counted, excluded = json.loads(done.stdout)
     assert counted >= 300 * MIB
     assert excluded < 50 * MIB
+
+
+def test_process_kinds_from_the_command_line() -> None:
+    daemon = ["/venv/bin/python3.11", "-m", "pyspark.daemon", "pyspark.worker"]
+    java = ["/usr/lib/jvm/java-17/bin/java", "-cp", "/spark/jars/*", "-Xmx4g"]
+    assert measure.process_kind(java, ["/venv/bin/python", "-m", "bench"]) == measure.JVM
+    # posix_spawn's child before it runs its program: the JVM's memory, not counted
+    assert measure.process_kind(java, java) == measure.SPAWNING
+    assert measure.process_kind(daemon, java) == measure.PYSPARK_DAEMON
+    assert measure.process_kind(daemon, daemon) == measure.PYSPARK_WORKER
+    source = ["/venv/bin/python", "-m", "pyspark.sql.streaming.python_streaming_source_runner"]
+    assert measure.process_kind(source, java) == measure.OTHER_PYTHON
+    assert measure.process_kind(["/bin/bash", "-c", "x"], java) == measure.OTHER
+    assert measure.process_kind([], []) == measure.OTHER
+
+
+FAKE_DAEMON = (
+    "import os, sys, time\n" + TOUCH.format(mib=60) + "\n"
+    "pid = os.fork()\n"
+    "if pid == 0:\n"
+    "    " + TOUCH.format(mib=300).replace("block", "work") + "\n"
+    "    print('ready', flush=True)\n"
+    "    time.sleep(1.0)\n"
+    "    os._exit(0)\n"
+    "os.waitpid(pid, 0)\n"
+)
+
+
+def test_the_peak_is_split_by_process_kind() -> None:
+    """In a fresh interpreter (no JVM of the test session among the children): a fake PySpark
+    daemon (``-m pyspark.daemon`` on its command line) holding 60 MiB forks a worker that
+    touches 300 MiB more, beside a plain Python child of 100 MiB; the split at the peak puts
+    each in its kind and adds up to the peak."""
+    other = TOUCH.format(mib=100) + "; print('ready', flush=True); import time; time.sleep(3)"
+    script = (
+        "import json, subprocess, sys, time\n"
+        "from cdc_lakehouse.bench.measure import measured\n"
+        "with measured() as step:\n"
+        f"    plain = subprocess.Popen([sys.executable, '-c', {other!r}], stdout=subprocess.PIPE,"
+        " text=True)\n"
+        f"    daemon = subprocess.Popen([sys.executable, '-c', {FAKE_DAEMON!r}, '-m',"
+        " 'pyspark.daemon'], stdout=subprocess.PIPE, text=True)\n"
+        "    for child in (plain, daemon):\n"
+        "        assert child.stdout.readline().strip() == 'ready'\n"
+        "    time.sleep(0.3)  # a few samples with all three alive\n"
+        "    daemon.wait(timeout=30)\n"
+        "    plain.kill()\n"
+        "    plain.wait(timeout=30)\n"
+        "print(json.dumps([step.peak_rss_bytes, step.rss_by_kind_at_peak_bytes,"
+        " step.processes_by_kind_at_peak, step.peak_rss_by_kind_bytes]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    peak, split, processes, kind_peaks = json.loads(done.stdout)
+    assert sum(split.values()) == peak
+    assert processes == {
+        measure.PYSPARK_DAEMON: 1,
+        measure.PYSPARK_WORKER: 1,
+        measure.OTHER_PYTHON: 1,
+    }
+    assert split[measure.PYSPARK_WORKER] >= 300 * MIB  # the worker's own 300 MiB, and more
+    assert 60 * MIB <= split[measure.PYSPARK_DAEMON] < 200 * MIB
+    assert 100 * MIB <= split[measure.OTHER_PYTHON] < 200 * MIB
+    for kind, rss in split.items():
+        assert kind_peaks[kind] >= rss
+
+
+def test_steps_combined_keep_the_split_of_the_larger_peak() -> None:
+    small = measure.Measurement(2.0, 100, 10, {"jvm": 100}, {"jvm": 1}, {"jvm": 100})
+    large = measure.Measurement(
+        3.0,
+        300,
+        5,
+        {"jvm": 90, "pyspark_worker": 210},
+        {"jvm": 1, "pyspark_worker": 2},
+        {"jvm": 95, "pyspark_worker": 250},
+    )
+    both = measure.combined(small, large)
+    assert (both.seconds, both.peak_rss_bytes, both.driver_peak_rss_bytes) == (5.0, 300, 10)
+    assert both.rss_by_kind_at_peak_bytes == {"jvm": 90, "pyspark_worker": 210}
+    assert both.processes_by_kind_at_peak == {"jvm": 1, "pyspark_worker": 2}
+    assert both.peak_rss_by_kind_bytes == {"jvm": 100, "pyspark_worker": 250}

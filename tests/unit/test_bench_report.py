@@ -414,3 +414,15 @@ def test_tables_target_not_met_not_measured_and_wrong_gold() -> None:
     assert "2,000 tables" not in report.targets(faster)[4]["figure"]
     assert "no per-table cost to extrapolate" in report.markdown(faster)
     assert _statuses(_document([], []))[5] == "not measured"
+
+
+def test_markdown_splits_each_stages_peak_by_process_kind() -> None:
+    result = _format_result("a", 3.0, 1.0, 2.0)
+    incremental = result["stages"]["incremental_batch"]
+    incremental["peak_rss_bytes"] = 13 * 2**29
+    incremental["rss_by_kind_at_peak_bytes"] = {"jvm": 5 * 2**30, "pyspark_worker": 3 * 2**29}
+    incremental["processes_by_kind_at_peak"] = {"jvm": 1, "pyspark_worker": 4}
+    lines = report.memory_markdown([result])
+    assert lines[-1] == "| a | incremental batch | 6,656 | 5,120 (1) | - | 1,536 (4) | - | - |"
+    assert len(lines) == 6  # only the stage measured with the split has a row
+    assert report.memory_markdown([_format_result("b", 3.0, 1.0, 2.0)]) == []

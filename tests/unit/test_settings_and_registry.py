@@ -78,3 +78,15 @@ def test_registry_errors_name_the_line(tmp_path, content, message):
 def test_missing_registry_file(tmp_path):
     with pytest.raises(ConfigError, match="not found"):
         load_registry(tmp_path / "nope.csv")
+
+
+def test_driver_memory_defaults_to_the_heap_that_keeps_a_build_within_target_six(
+    tmp_path, monkeypatch
+):
+    """3g: at 1,000,000 Canal changes the JVM and its Python workers stay near 5 GiB (issue 20,
+    target 6: 6 GiB); ``CDC_SPARK_DRIVER_MEMORY`` still sets it."""
+    settings = load_settings({"CDC_LAKE_DIR": str(tmp_path)})
+    monkeypatch.delenv("CDC_SPARK_DRIVER_MEMORY", raising=False)
+    assert spark_conf(settings)["spark.driver.memory"] == "3g"
+    monkeypatch.setenv("CDC_SPARK_DRIVER_MEMORY", "6g")
+    assert spark_conf(settings)["spark.driver.memory"] == "6g"

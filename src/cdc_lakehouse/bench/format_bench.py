@@ -28,7 +28,7 @@ from typing import Any
 
 from cdc_lakehouse.bench import workload as workloads
 from cdc_lakehouse.bench.baselines import BaselineResult, check
-from cdc_lakehouse.bench.measure import Measurement, measured
+from cdc_lakehouse.bench.measure import Measurement, combined, measured
 from cdc_lakehouse.bench.pipeline import (
     BRONZE_TABLE,
     GOLD_EXCLUDE,
@@ -41,8 +41,10 @@ from cdc_lakehouse.bench.pipeline import (
 
 def _rates(seconds: float, events: int, cores: int, measurement: Measurement) -> dict[str, Any]:
     """One timed step's entry: seconds, events, events/s (per core too), cores, and the
-    step's ``peak_rss_bytes`` (JVM and Python workers) and ``driver_peak_rss_bytes`` (the
-    bench worker process; see :mod:`.measure`)."""
+    step's ``peak_rss_bytes`` (JVM and Python workers), its split by process kind
+    (``rss_by_kind_at_peak_bytes``, ``processes_by_kind_at_peak``), each kind's own peak
+    (``peak_rss_by_kind_bytes``) and ``driver_peak_rss_bytes`` (the bench worker process; see
+    :mod:`.measure`)."""
     return {
         "seconds": round(seconds, 3),
         "events": events,
@@ -50,6 +52,9 @@ def _rates(seconds: float, events: int, cores: int, measurement: Measurement) ->
         "events_per_s_per_core": round(events / seconds / cores, 1) if seconds else None,
         "peak_rss_bytes": measurement.peak_rss_bytes,
         "driver_peak_rss_bytes": measurement.driver_peak_rss_bytes,
+        "rss_by_kind_at_peak_bytes": measurement.rss_by_kind_at_peak_bytes,
+        "processes_by_kind_at_peak": measurement.processes_by_kind_at_peak,
+        "peak_rss_by_kind_bytes": measurement.peak_rss_by_kind_bytes,
         "cores": cores,
     }
 
@@ -111,12 +116,7 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
     stages["dump_to_bronze"] = _stage(ingest, history_events, cores)
     stages["bronze_to_silver"] = _stage(silver, history_events, cores)
     stages["silver_to_gold"] = _stage(gold_stage, history_events, cores)
-    both = Measurement(
-        silver.seconds + gold_stage.seconds,
-        max(silver.peak_rss_bytes, gold_stage.peak_rss_bytes),
-        max(silver.driver_peak_rss_bytes, gold_stage.driver_peak_rss_bytes),
-    )
-    stages["bronze_to_gold"] = _stage(both, history_events, cores)
+    stages["bronze_to_gold"] = _stage(combined(silver, gold_stage), history_events, cores)
 
     gold = pipeline.gold_rows(topics)
     columns = check.compared_columns(history)

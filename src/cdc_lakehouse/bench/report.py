@@ -18,6 +18,8 @@ from typing import Any
 
 import psutil
 
+from cdc_lakehouse.spark_session import DEFAULT_DRIVER_MEMORY
+
 PYSPARK_TARGET = 2.0
 """Target 1: bronze -> gold over the three default formats <= 2.0x the PySpark script..."""
 PYSPARK_FORMAT_TARGET = 2.5
@@ -85,7 +87,7 @@ def machine() -> dict[str, Any]:
         "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
         "versions": versions,
-        "spark_driver_memory": os.environ.get("CDC_SPARK_DRIVER_MEMORY", "4g"),
+        "spark_driver_memory": os.environ.get("CDC_SPARK_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY),
     }
 
 
@@ -436,6 +438,48 @@ def _mib(value: int) -> str:
     return f"{value / 2**20:,.0f}"
 
 
+KIND_LABELS = {
+    "jvm": "JVM",
+    "pyspark_daemon": "PySpark daemon",
+    "pyspark_worker": "PySpark workers",
+    "other_python": "other Python",
+    "other": "other",
+}
+"""Column labels of :func:`memory_markdown`, by process kind (see :mod:`.measure`)."""
+
+
+def memory_markdown(formats: list[dict[str, Any]]) -> list[str]:
+    """The per-stage peak RSS split by process kind (MiB at the stage's peak, with the number
+    of processes of the kind then); empty for results measured without the split."""
+    rows = [
+        (r["format"], name, stage)
+        for r in formats
+        for name, stage in r["stages"].items()
+        if stage.get("rss_by_kind_at_peak_bytes")
+    ]
+    if not rows:
+        return []
+    lines = [
+        "",
+        "### Peak RSS by process kind (MiB at the stage's peak; processes)",
+        "",
+        "| format | stage | peak RSS | " + " | ".join(KIND_LABELS.values()) + " |",
+        "|---|---|---:|" + "---:|" * len(KIND_LABELS),
+    ]
+    for format_, name, stage in rows:
+        split, counts = stage["rss_by_kind_at_peak_bytes"], stage["processes_by_kind_at_peak"]
+        cells = [
+            f"{_mib(split[kind])} ({counts[kind]})" if kind in split else "-"
+            for kind in KIND_LABELS
+        ]
+        lines.append(
+            f"| {format_} | {STAGE_LABELS.get(name, name)} | {_mib(stage['peak_rss_bytes'])} | "
+            + " | ".join(cells)
+            + " |"
+        )
+    return lines
+
+
 def format_line(result: dict[str, Any]) -> str:
     """One progress line for a measured format."""
     stages = result["stages"]
@@ -512,6 +556,7 @@ def markdown(document: dict[str, Any]) -> str:
                 + " | ".join(_eps(st[name]["events_per_s"]) for name in STAGES)
                 + f" | {inc['events']:,} in {inc['seconds']:.1f} | {_mib(peak)} | {driver} |"
             )
+        lines += memory_markdown(document["formats"])
         lines += [
             "",
             "## Bronze → gold against baselines on the same bronze bytes",
