@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 from cdc_lakehouse.bench import measure
 from cdc_lakehouse.bench.measure import measured
@@ -13,6 +14,19 @@ from cdc_lakehouse.bench.measure import measured
 MIB = 2**20
 TOUCH = "block = bytearray({mib} * 2**20); block[::4096] = b'x' * len(block[::4096])"
 CHILD = TOUCH.format(mib=300) + "; print('ready', flush=True); import time; time.sleep(1.0)"
+
+
+def _json_of_fresh_process(script: str, timeout_s: float = 120) -> Any:
+    """Run ``script`` in a fresh interpreter (no JVM of the test session among its children)
+    and decode the JSON it prints."""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=timeout_s,
+    )
+    return json.loads(done.stdout)
 
 
 def _measure_in_fresh_process(include_children: bool, mib: int) -> dict[str, int]:
@@ -25,10 +39,7 @@ def _measure_in_fresh_process(include_children: bool, mib: int) -> dict[str, int
         f"    {TOUCH.format(mib=mib)}\n"
         "print(json.dumps({'peak': step.peak_rss_bytes, 'driver': step.driver_peak_rss_bytes}))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
-    )
-    return json.loads(done.stdout)
+    return _json_of_fresh_process(script, timeout_s=60)
 
 
 def test_a_child_process_counts_in_the_peak() -> None:
@@ -67,10 +78,7 @@ def test_an_excluded_child_does_not_count_in_the_peak() -> None:
         "    peaks.append(step.peak_rss_bytes)\n"
         "print(json.dumps(peaks))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
-    )
-    counted, excluded = json.loads(done.stdout)
+    counted, excluded = _json_of_fresh_process(script)
     assert counted >= 300 * MIB
     assert excluded < 50 * MIB
 
@@ -124,10 +132,7 @@ def test_the_peak_is_split_by_process_kind() -> None:
         "print(json.dumps([step.peak_rss_bytes, step.rss_by_kind_at_peak_bytes,"
         " step.processes_by_kind_at_peak, step.peak_rss_by_kind_bytes]))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
-    )
-    peak, split, processes, kind_peaks = json.loads(done.stdout)
+    peak, split, processes, kind_peaks = _json_of_fresh_process(script)
     assert sum(split.values()) == peak
     assert processes == {
         measure.PYSPARK_DAEMON: 1,
