@@ -97,6 +97,11 @@ def _is_python(cmdline: Sequence[str]) -> bool:
     return bool(cmdline) and os.path.basename(cmdline[0]).startswith("python")
 
 
+def _is_pyspark_daemon(cmdline: Sequence[str]) -> bool:
+    """``python -m pyspark.daemon``: the daemon, or a worker it forked (same command line)."""
+    return _is_python(cmdline) and _python_module(cmdline) == DAEMON_MODULE
+
+
 def process_kind(cmdline: Sequence[str], parent_cmdline: Sequence[str] = ()) -> str:
     """The kind (one of :data:`KINDS`) of a process with command line ``cmdline`` whose parent
     has ``parent_cmdline``: ``jvm`` (a ``java`` program), ``pyspark_daemon``
@@ -106,10 +111,8 @@ def process_kind(cmdline: Sequence[str], parent_cmdline: Sequence[str] = ()) -> 
     line is the JVM's: see the module docstring)."""
     if cmdline and os.path.basename(cmdline[0]) == "java":
         return SPAWNING if list(cmdline) == list(parent_cmdline) else JVM
-    if _is_python(cmdline) and _python_module(cmdline) == DAEMON_MODULE:
-        if _is_python(parent_cmdline) and _python_module(parent_cmdline) == DAEMON_MODULE:
-            return PYSPARK_WORKER
-        return PYSPARK_DAEMON
+    if _is_pyspark_daemon(cmdline):
+        return PYSPARK_WORKER if _is_pyspark_daemon(parent_cmdline) else PYSPARK_DAEMON
     if _is_python(cmdline):
         return OTHER_PYTHON
     return OTHER
