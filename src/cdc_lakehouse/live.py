@@ -14,7 +14,8 @@ while, each in its own process on one shared PostgreSQL metastore
    ``--format`` with 1 % duplicate deliveries, produced live at ``--rate`` row changes per
    second for ``--duration`` seconds; its oracle goes to ``<lake>/oracle``);
 4. the scheduler: ``dbt build`` every ``--build-interval`` seconds (start to start; a build
-   that runs longer is followed by the next at once);
+   that runs longer is followed by the next at once), each run by one long-lived process
+   (:mod:`cdc_lakehouse.dbt_loop`), so builds after the first find the JVM warm;
 5. the reader (``python -m cdc_lakehouse.live read``), from the first finished build on:
    every ``--read-interval`` s it counts ``gold.current_rows`` and reads its newest event time.
 
@@ -48,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from cdc_lakehouse.dbt_loop import parse_result
 from cdc_lakehouse.kafka.broker import LocalBroker, free_port
 from cdc_lakehouse.kafka.produce import create_topics
 from cdc_lakehouse.metastore_server import MetastoreServer, export_lines
@@ -159,14 +161,14 @@ def process(
     args: list[str], env: dict[str, str], name: str, logs: Path, **kwargs: Any
 ) -> Iterator[subprocess.Popen[str]]:
     """A child process in its own process group, its output in ``logs/<name>.log`` unless
-    ``stdout`` is given; SIGTERM then SIGKILL to the group on exit."""
+    ``stdout`` (and ``stderr``) is given; SIGTERM then SIGKILL to the group on exit."""
     out = kwargs.pop("stdout", None) or (logs / f"{name}.log").open("w")
     child = subprocess.Popen(
         args,
         env=env,
         cwd=PROJECT_DIR,
         stdout=out,
-        stderr=subprocess.STDOUT if out is not subprocess.PIPE else None,
+        stderr=kwargs.pop("stderr", subprocess.STDOUT if out is not subprocess.PIPE else None),
         text=True,
         start_new_session=True,
         **kwargs,
@@ -230,8 +232,10 @@ def demo(options: LiveOptions, lake: Path, metastore_exports: str, port: int) ->
     dbt_bin = str(Path(python).parent / "dbt")
     dbt_dirs = ["--project-dir", ".", "--profiles-dir", "."]
     # a scheduled production build: the unit tests (fixed rows, not the lake) are for
-    # development and CI, as dbt's docs recommend
-    dbt = [dbt_bin, "build", *dbt_dirs, "--threads", str(options.threads)]
+    # development and CI, as dbt's docs recommend; every build in one long-lived process, so
+    # the JVM stays warm from one build to the next (cdc_lakehouse.dbt_loop)
+    dbt = [python, "-m", "cdc_lakehouse.dbt_loop", "build", *dbt_dirs]
+    dbt += ["--threads", str(options.threads)]
     dbt += ["--exclude-resource-type", "unit_test"]
     dbt += ["--target-path", str(lake / "target"), "--log-path", str(logs)]
     show = [dbt_bin, "show", *dbt_dirs, "--inline", SHOW_QUERY, "--output", "json"]
@@ -261,7 +265,15 @@ def demo(options: LiveOptions, lake: Path, metastore_exports: str, port: int) ->
         with process(ingest_args, ingest_env, "ingest", logs) as ingest:
             ingest_started(ingest, logs)
             log("ingest: reading the topic; the producer starts")
-            with process(producer_args, env, "producer", logs) as producer:
+            pipes = {
+                "stdin": subprocess.PIPE,
+                "stdout": subprocess.PIPE,
+                "stderr": subprocess.STDOUT,
+            }
+            with (
+                process(dbt, env, "builds", logs, **pipes) as builder,
+                process(producer_args, env, "producer", logs) as producer,
+            ):
                 reader_args = [python, "-m", "cdc_lakehouse.live", "read",
                                "--interval", str(options.read_interval_s)]  # fmt: skip
                 reader_env = dict(env, CDC_SPARK_DRIVER_MEMORY="1g")
@@ -274,7 +286,7 @@ def demo(options: LiveOptions, lake: Path, metastore_exports: str, port: int) ->
                     while producer.poll() is None:
                         check_alive(ingest, "ingest", logs)
                         started = time.monotonic()
-                        builds.append(build(dbt, env, logs, len(builds) + 1, reader_log))
+                        builds.append(build(builder, logs, len(builds) + 1))
                         if beside is not None:
                             shows.append(show_result(beside, logs, builds[-1]["number"]))
                             beside = None
@@ -300,7 +312,7 @@ def demo(options: LiveOptions, lake: Path, metastore_exports: str, port: int) ->
                     catch_up(env, produced, ingest, logs)
                     code = stop_group(ingest)
                     log(f"ingest stopped (exit {code}); last build")
-                    builds.append(build(dbt, env, logs, len(builds) + 1, reader_log))
+                    builds.append(build(builder, logs, len(builds) + 1))
                     if beside is not None:
                         shows.append(show_result(beside, logs, builds[-1]["number"]))
                     report(builds[-1], reader_log)
@@ -401,18 +413,30 @@ def show_result(child: subprocess.Popen[str], logs: Path, number: int) -> bool:
     return child.returncode == 0 and rows is not None
 
 
-def build(
-    dbt: list[str], env: dict[str, str], logs: Path, number: int, reader_log: ReaderLog
-) -> dict[str, Any]:
-    """One ``dbt build``; returns its number, time (s), success, start and end (epoch s)."""
+def build(builder: subprocess.Popen[str], logs: Path, number: int) -> dict[str, Any]:
+    """One ``dbt build`` by ``builder`` (a :mod:`cdc_lakehouse.dbt_loop` process, its input and
+    output piped), its output in ``logs/build-<number>.log``; returns its number, time (s),
+    success (false also when the loop process ended), start and end (epoch s)."""
+    assert builder.stdin is not None and builder.stdout is not None
     started = time.monotonic()
     started_at = time.time()
+    result = None
     with (logs / f"build-{number}.log").open("w") as out:
-        code = subprocess.run(dbt, env=env, cwd=PROJECT_DIR, stdout=out, stderr=out).returncode
+        try:
+            builder.stdin.write(f"build {number}\n")
+            builder.stdin.flush()
+        except BrokenPipeError:
+            out.write(f"the dbt loop process had ended (exit {builder.poll()})\n")
+        else:
+            for line in builder.stdout:
+                result = parse_result(line)
+                if result is not None:
+                    break
+                out.write(line)
     return {
         "number": number,
         "seconds": time.monotonic() - started,
-        "ok": code == 0,
+        "ok": result is not None and result["ok"] is True,
         "started_at": started_at,
         "ended_at": time.time(),
         "log": str(logs / f"build-{number}.log"),
