@@ -56,6 +56,13 @@ heap in use after a collection stayed far lower) and the JVM's RSS reached 5,356
 6 GiB (target 6). With 3g: 4,322 MiB and 5,146 MiB in all, stage times unchanged within the
 run-to-run noise (bench/HISTORY.md, 2026-11-26)."""
 
+
+def driver_memory() -> str:
+    """``spark.driver.memory`` of this process: ``CDC_SPARK_DRIVER_MEMORY``, else
+    :data:`DEFAULT_DRIVER_MEMORY`."""
+    return os.environ.get("CDC_SPARK_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY)
+
+
 PARQUET_DICTIONARY = "false"
 """``parquet.enable.dictionary`` of every Parquet file the project writes (bronze, silver and
 gold tables). Off: most of what the lake holds is row images and Kafka values,
@@ -131,7 +138,7 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         "spark.master": os.environ.get("CDC_SPARK_MASTER", "local[*]"),
         "spark.app.name": "cdc-lakehouse",
         # the JVM's heap: most of a build's memory (see DEFAULT_DRIVER_MEMORY)
-        "spark.driver.memory": os.environ.get("CDC_SPARK_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY),
+        "spark.driver.memory": driver_memory(),
         "spark.driver.extraJavaOptions": java_opts,
         "spark.executor.extraJavaOptions": java_opts,
         "spark.sql.catalogImplementation": "hive",

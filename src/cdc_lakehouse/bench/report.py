@@ -18,7 +18,7 @@ from typing import Any
 
 import psutil
 
-from cdc_lakehouse.spark_session import DEFAULT_DRIVER_MEMORY
+from cdc_lakehouse.spark_session import driver_memory
 
 PYSPARK_TARGET = 2.0
 """Target 1: bronze -> gold over the three default formats <= 2.0x the PySpark script..."""
@@ -87,7 +87,7 @@ def machine() -> dict[str, Any]:
         "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
         "versions": versions,
-        "spark_driver_memory": os.environ.get("CDC_SPARK_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY),
+        "spark_driver_memory": driver_memory(),
     }
 
 
