@@ -28,16 +28,14 @@ RESULT_PREFIX = "cdc-dbt-loop-result "
 """The start of the line that ends each run's output."""
 
 
-def run_loop(dbt_args: Sequence[str], requests: Iterable[str], out: TextIO) -> int:
+def run_loop(dbt_args: Sequence[str], requests: Iterable[str], out: TextIO) -> None:
     """Run ``dbt dbt_args`` once per line of ``requests``; after each run write its result line
-    (:data:`RESULT_PREFIX` + JSON) to ``out``. Returns the number of runs."""
+    (:data:`RESULT_PREFIX` + JSON) to ``out``."""
     from dbt.cli.main import dbtRunner
 
-    runs = 0
     for line in requests:
         started = time.monotonic()
         result = dbtRunner().invoke(list(dbt_args))
-        runs += 1
         document: dict[str, object] = {
             "request": line.strip(),
             "ok": bool(result.success),
@@ -48,7 +46,6 @@ def run_loop(dbt_args: Sequence[str], requests: Iterable[str], out: TextIO) -> i
             out.write(f"error: {document['error']}\n")
         out.write(RESULT_PREFIX + json.dumps(document) + "\n")
         out.flush()
-    return runs
 
 
 def parse_result(line: str) -> dict[str, object] | None:
