@@ -163,9 +163,8 @@
     nothing_new(decoded, held_batch): true on an incremental run when decoded (the table of a
     decoding dbt Python model, which gets a format's new bronze batches first) holds no row of
     an ingest batch after held_batch, the newest batch the model holds: a model whose every
-    input comes from decoded then has nothing to compute, and ends its query with `where
-    false` (Spark then plans an empty relation: no scan, no shuffle, no partition written).
-    False on a full build and while parsing.
+    input comes from decoded then has nothing to compute, and its query is no_new_rows()
+    (no scan, no shuffle, no partition written). False on a full build and while parsing.
 #}
 {% macro nothing_new(decoded, held_batch) %}
     {% if not execute or not is_incremental() %}
@@ -173,3 +172,14 @@
     {% endif %}
     {{ return(not has_rows(decoded, 'ingest_batch_id > ' ~ held_batch)) }}
 {% endmacro %}
+
+{#
+    no_new_rows(): the whole query of an incremental model when nothing_new() is true: no row,
+    with the columns of the model's own table ({{ this }}). The result is the one the model's
+    own query ending in `where false` gives, but Spark analyses this in milliseconds: a large
+    model's query took 0.3-0.9 s to analyse (twice: its temporary view, then the insert) only
+    to find it empty, which an incremental build paid for every format without new records.
+#}
+{% macro no_new_rows() -%}
+    select * from {{ this }} where false
+{%- endmacro %}

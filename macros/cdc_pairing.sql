@@ -22,6 +22,11 @@
 #}
 {% macro paired_split_updates(events, match_columns, decoded) %}
 
+{% set held_batch = held_max('ingest_batch_id') if is_incremental() else -1 %}
+{% if is_incremental() and nothing_new(decoded, held_batch) %}
+{{ no_new_rows() }}
+{% else %}
+
 with
 
 all_events as (
@@ -29,7 +34,6 @@ all_events as (
 ),
 
 {% if is_incremental() %}
-{% set held_batch = held_max('ingest_batch_id') %}
 
 {# held after halves still waiting for their before half, that a new before half completes:
    their batches are computed again #}
@@ -98,8 +102,6 @@ final as (
 )
 
 select * from final
-{% if is_incremental() and nothing_new(decoded, held_batch) %}
-where false
 {% endif %}
 {% endmacro %}
 

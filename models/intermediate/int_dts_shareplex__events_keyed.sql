@@ -21,6 +21,10 @@
 
 {{ batch_partitioned_config() }}
 {% set decoded = ref('stg_dts_shareplex__messages') %}
+{% set held_batch = held_max('ingest_batch_id') if is_incremental() else -1 %}
+{% if is_incremental() and nothing_new(decoded, held_batch) %}
+{{ no_new_rows() }}
+{% else %}
 
 with
 
@@ -29,8 +33,6 @@ all_events as (
 ),
 
 {% if is_incremental() %}
-{% set held_batch = held_max('ingest_batch_id') %}
-
 new_events as (
     select * from all_events
     where ingest_batch_id > {{ held_batch }}
@@ -278,6 +280,4 @@ final as (
 )
 
 select * from final
-{% if is_incremental() and nothing_new(decoded, held_batch) %}
-where false
 {% endif %}

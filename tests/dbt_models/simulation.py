@@ -60,6 +60,15 @@ class Simulation:
         return combine(self.first, self.second)
 
 
+ONE_BATCH_PART_2 = frozenset(
+    {"datahub_tuple", "dts_avro", "dts_shareplex_json", "lindorm_debezium"}
+)
+"""Formats whose part 2 arrives in one batch, the others' in two: the second incremental run
+has no new record of theirs (each is alone in its staging folder), so their staging and
+intermediate models take the nothing-new path (macros/cdc_incremental.sql, no_new_rows) that
+the incremental = full refresh and gold = oracle tests then check."""
+
+
 def simulate(format_: str, encoder: ModuleType, seed: int) -> Simulation:
     """Generate, encode and deliver both parts of one format's history."""
     config = SimulationConfig(seed=seed, changes=CHANGES, features=encoder.FEATURES)
@@ -75,7 +84,7 @@ def simulate(format_: str, encoder: ModuleType, seed: int) -> Simulation:
     first_delivery = deliver([m for m in messages if m.sequence <= last_of_first], delivery_config)
     second_delivery = deliver(
         [m for m in messages if m.sequence > last_of_first],
-        replace(delivery_config, batches=2),
+        replace(delivery_config, batches=1 if format_ in ONE_BATCH_PART_2 else 2),
         after=first_delivery,
     )
     return Simulation(format_, encoder, first, second, first_delivery, second_delivery)

@@ -66,12 +66,17 @@
     ),
 ] %}
 
+{% set held_batch = held_max('ingest_batch_id') if is_incremental() else -1 %}
+{% if is_incremental() and nothing_new(ref('stg_dts_avro__records'), held_batch) %}
+{{ no_new_rows() }}
+{% else %}
+
 with
 
 records as (
     select * from {{ ref('stg_dts_avro__records') }}
     {% if is_incremental() %}
-    where ingest_batch_id > {{ held_max('ingest_batch_id') }}
+    where ingest_batch_id > {{ held_batch }}
     {% endif %}
 ),
 
@@ -153,3 +158,4 @@ final as (
 )
 
 select * from final
+{% endif %}

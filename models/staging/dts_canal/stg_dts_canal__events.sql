@@ -74,12 +74,17 @@ concat(
     missing_key_check([['state_image', 'key_columns'], ['before_image', 'key_columns']]),
 ] %}
 
+{% set held_batch = held_max('ingest_batch_id') if is_incremental() else -1 %}
+{% if is_incremental() and nothing_new(ref('stg_dts_canal__rows'), held_batch) %}
+{{ no_new_rows() }}
+{% else %}
+
 with
 
 canal_rows as (
     select * from {{ ref('stg_dts_canal__rows') }}
     {% if is_incremental() %}
-    where ingest_batch_id > {{ held_max('ingest_batch_id') }}
+    where ingest_batch_id > {{ held_batch }}
     {% endif %}
 ),
 
@@ -196,3 +201,4 @@ final as (
 )
 
 select * from final
+{% endif %}

@@ -49,12 +49,17 @@
     missing_key_check([['state_image', 'key_columns'], ['before_image', 'before_key_columns']]),
 ] %}
 
+{% set held_batch = held_max('ingest_batch_id') if is_incremental() else -1 %}
+{% if is_incremental() and nothing_new(ref('stg_lindorm__envelopes'), held_batch) %}
+{{ no_new_rows() }}
+{% else %}
+
 with
 
 envelopes as (
     select * from {{ ref('stg_lindorm__envelopes') }}
     {% if is_incremental() %}
-    where ingest_batch_id > {{ held_max('ingest_batch_id') }}
+    where ingest_batch_id > {{ held_batch }}
     {% endif %}
 ),
 
@@ -139,3 +144,4 @@ final as (
 )
 
 select * from final
+{% endif %}

@@ -51,6 +51,10 @@
     ),
 ] %}
 
+{% if is_incremental() and batches | length == 0 %}
+{{ no_new_rows() }}
+{% else %}
+
 with
 
 decodings as (
@@ -167,3 +171,4 @@ final as (
 )
 
 select * from final
+{% endif %}
