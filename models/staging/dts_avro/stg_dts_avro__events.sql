@@ -68,7 +68,12 @@
 
 {% set held_batch = held_max('ingest_batch_id') if is_incremental() else -1 %}
 {% if is_incremental() and nothing_new(ref('stg_dts_avro__records'), held_batch) %}
-{{ no_new_rows() }}
+with
+
+final as (
+    {{ no_new_rows() }}
+)
+
 {% else %}
 
 with
@@ -157,5 +162,6 @@ final as (
     from normalized
 )
 
-select * from final
 {% endif %}
+
+select * from final

@@ -76,7 +76,12 @@ concat(
 
 {% set held_batch = held_max('ingest_batch_id') if is_incremental() else -1 %}
 {% if is_incremental() and nothing_new(ref('stg_dts_canal__rows'), held_batch) %}
-{{ no_new_rows() }}
+with
+
+final as (
+    {{ no_new_rows() }}
+)
+
 {% else %}
 
 with
@@ -200,5 +205,6 @@ final as (
     from normalized
 )
 
-select * from final
 {% endif %}
+
+select * from final

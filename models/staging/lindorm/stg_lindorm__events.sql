@@ -51,7 +51,12 @@
 
 {% set held_batch = held_max('ingest_batch_id') if is_incremental() else -1 %}
 {% if is_incremental() and nothing_new(ref('stg_lindorm__envelopes'), held_batch) %}
-{{ no_new_rows() }}
+with
+
+final as (
+    {{ no_new_rows() }}
+)
+
 {% else %}
 
 with
@@ -143,5 +148,6 @@ final as (
     from normalized
 )
 
-select * from final
 {% endif %}
+
+select * from final

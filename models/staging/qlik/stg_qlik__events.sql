@@ -52,7 +52,12 @@
 ] %}
 
 {% if is_incremental() and batches | length == 0 %}
-{{ no_new_rows() }}
+with
+
+final as (
+    {{ no_new_rows() }}
+)
+
 {% else %}
 
 with
@@ -170,5 +175,6 @@ final as (
     from normalized
 )
 
-select * from final
 {% endif %}
+
+select * from final
