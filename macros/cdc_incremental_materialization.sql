@@ -1,0 +1,94 @@
+{#
+    The incremental materialization (dbt-spark 1.11's, overridden) for one change: on an
+    existing table, a Python model's DataFrame becomes a temporary view of the session
+    (py_temporary_view, macros/cdc_generations.sql), as a SQL model's query does, instead of a
+    table `<schema>.<model>__dbt_tmp` written with saveAsTable. The sparksession adapter runs
+    Python models in dbt's own session, so the view is there for the insert that follows.
+
+    dbt-spark writes that table because its other submission methods run the model on a
+    cluster: here it was a second write and read of the run's rows (and a table created and
+    dropped in the metastore) on every incremental run, about a second per model even with
+    nothing to decode. The rows the insert writes are the same: the view is the model's
+    DataFrame, evaluated once, by the insert. The rest is dbt-spark 1.11's body, unchanged
+    (the first build and --full-refresh write the table directly, as before).
+#}
+{% materialization incremental, adapter='spark', supported_languages=['sql', 'python'] -%}
+  {#-- Validate early so we don't run SQL if the file_format + strategy combo is invalid --#}
+  {%- set raw_file_format = config.get('file_format', default='parquet') -%}
+  {%- set raw_strategy = config.get('incremental_strategy') or 'append' -%}
+  {%- set grant_config = config.get('grants') -%}
+
+  {%- set file_format = dbt_spark_validate_get_file_format(raw_file_format) -%}
+  {%- set strategy = dbt_spark_validate_get_incremental_strategy(raw_strategy, file_format) -%}
+
+  {#-- Set vars --#}
+
+  {%- set unique_key = config.get('unique_key', none) -%}
+  {%- set partition_by = config.get('partition_by', none) -%}
+  {%- set language = model['language'] -%}
+  {%- set on_schema_change = incremental_validate_on_schema_change(config.get('on_schema_change'), default='ignore') -%}
+  {%- set incremental_predicates = config.get('predicates', none) or config.get('incremental_predicates', none) -%}
+  {%- set target_relation = this -%}
+  {%- set existing_relation = load_relation(this) -%}
+  {% set tmp_relation = this.incorporate(path = {"identifier": this.identifier ~ '__dbt_tmp'}) -%}
+
+  {#-- cdc_lakehouse: a temporary view for Python models too (no database and schema) --#}
+  {%- set tmp_relation = tmp_relation.include(database=false, schema=false) -%}
+
+  {#-- Set Overwrite Mode --#}
+  {%- if strategy in ['insert_overwrite', 'microbatch'] and partition_by -%}
+    {%- call statement() -%}
+      set spark.sql.sources.partitionOverwriteMode = DYNAMIC
+    {%- endcall -%}
+  {%- endif -%}
+
+  {#-- Run pre-hooks --#}
+  {{ run_hooks(pre_hooks) }}
+
+  {#-- Incremental run logic --#}
+  {%- if existing_relation is none -%}
+    {#-- Relation must be created --#}
+    {%- call statement('main', language=language) -%}
+      {{ create_table_as(False, target_relation, compiled_code, language) }}
+    {%- endcall -%}
+    {% do persist_constraints(target_relation, model) %}
+  {%- elif existing_relation.is_view or should_full_refresh() -%}
+    {#-- Relation must be dropped & recreated --#}
+    {% set is_delta = (file_format == 'delta' and existing_relation.is_delta) %}
+    {% if not is_delta %} {#-- If Delta, we will `create or replace` below, so no need to drop --#}
+      {% do adapter.drop_relation(existing_relation) %}
+    {% endif %}
+    {%- call statement('main', language=language) -%}
+      {{ create_table_as(False, target_relation, compiled_code, language) }}
+    {%- endcall -%}
+    {% do persist_constraints(target_relation, model) %}
+  {%- else -%}
+    {#-- Relation must be merged --#}
+    {%- call statement('create_tmp_relation', language=language) -%}
+      {%- if language == 'python' -%}
+        {{ py_temporary_view(compiled_code, tmp_relation.identifier) }}
+      {%- else -%}
+        {{ create_table_as(True, tmp_relation, compiled_code, language) }}
+      {%- endif -%}
+    {%- endcall -%}
+    {%- do process_schema_changes(on_schema_change, tmp_relation, existing_relation) -%}
+    {%- call statement('main') -%}
+      {{ dbt_spark_get_incremental_sql(strategy, tmp_relation, target_relation, existing_relation, unique_key, incremental_predicates) }}
+    {%- endcall -%}
+    {%- if language == 'python' -%}
+      {% call statement('drop_relation') -%}
+        drop view if exists {{ tmp_relation }}
+      {%- endcall %}
+    {%- endif -%}
+  {%- endif -%}
+
+  {% set should_revoke = should_revoke(existing_relation, full_refresh_mode) %}
+  {% do apply_grants(target_relation, grant_config, should_revoke) %}
+
+  {% do persist_docs(target_relation, model) %}
+
+  {{ run_hooks(post_hooks) }}
+
+  {{ return({'relations': [target_relation]}) }}
+
+{%- endmaterialization %}
