@@ -17,7 +17,8 @@ while, each in its own process on one shared PostgreSQL metastore
    that runs longer is followed by the next at once), each run by one long-lived process
    (:mod:`cdc_lakehouse.dbt_loop`), so builds after the first find the JVM warm;
 5. the reader (``python -m cdc_lakehouse.live read``), from the first finished build on:
-   every ``--read-interval`` s it counts ``gold.current_rows`` and reads its newest event time.
+   ``--read-interval`` s after each read ends it counts ``gold.current_rows`` again and reads
+   its newest event time.
 
 Per build it prints the records the build took (bronze up to its pinned batch), its time, the
 freshness of gold (when the reader next reads: now minus the newest event time in gold; the
@@ -80,7 +81,7 @@ class LiveOptions:
         duration_s: how long the producer produces, seconds.
         build_interval_s: seconds from one ``dbt build`` start to the next.
         trigger_interval_s: the ingest job's micro-batch interval, seconds.
-        read_interval_s: seconds between the reader's queries.
+        read_interval_s: seconds from the end of one reader's query to the start of the next.
         threads: ``dbt build --threads`` (models and tests run side by side in one session).
     """
 
@@ -494,7 +495,7 @@ def ingested_records(ingest_log: Path) -> int:
 
 
 def read_loop(interval_s: float, once: bool = False) -> int:
-    """The reader process: every ``interval_s`` seconds query gold and print one JSON line::
+    """The reader process: query gold, print one JSON line, wait ``interval_s`` seconds, again::
 
         {"started_at": epoch s, "ok": bool, "seconds": float, "gold_rows": int,
          "newest_event_time": epoch s | null, "bronze_records": int,
@@ -502,6 +503,10 @@ def read_loop(interval_s: float, once: bool = False) -> int:
 
     ``fingerprint``: a sum of hashes of gold's rows (identity, key, values): equal states give
     equal fingerprints, so a read can be matched to the state before or after a build.
+
+    The wait follows each read whatever the read took (a fixed delay, not a period), so a
+    reader whose reads slow down under a build's load still leaves the cores to the build
+    between them instead of reading back to back.
 
     Until SIGTERM, or one read with ``once``.
     """
@@ -532,7 +537,7 @@ def read_loop(interval_s: float, once: bool = False) -> int:
         print(json.dumps(line), flush=True)
         if once:
             break
-        stop.wait(max(0.0, interval_s - line["seconds"]))
+        stop.wait(interval_s)
     return 0
 
 

@@ -25,9 +25,9 @@ One lake, in order (each step's output is kept for the tests below):
    AS SELECT``: a task writes under its new directory); the same command again.
 3. ingest batch 2 in micro-batches of 500 records, killed while micro-batch 2 is written (its
    files appear under the bronze table's ``.spark-staging-*``); the same command again.
-4. the reader starts: every 1 s it queries gold.current_rows and prints a fingerprint of its
-   rows (:func:`cdc_lakehouse.live.read_loop`); once it has read, ``dbt run``, killed while
-   gold.int_row_versions writes its new generation (a task writes under
+4. the reader starts: it queries gold.current_rows and prints a fingerprint of its rows, again
+   1 s after each read (:func:`cdc_lakehouse.live.read_loop`); once it has read, ``dbt run``,
+   killed while gold.int_row_versions writes its new generation (a task writes under
    ``_generations/<generation>/_temporary``; the table is switched to a generation only once
    it is whole); the snapshot helper reads the tables (gold must be the state before the
    kill, read from the Parquet files before it); then ``dbt build`` with every data test; the
@@ -85,7 +85,7 @@ DBT_SELECTION = ("--exclude", "tag:typed_gold")
 # a build leaves out the unit tests (fixed rows, not the lake: tests/dbt_models/test_unit_tests.py)
 EXCLUDE_UNIT_TESTS = ("--exclude-resource-type", "unit_test")
 TIMEOUT = 900
-READ_INTERVAL_S = 1.0  # a reader that never pauses would take a core from the builds
+READ_INTERVAL_S = 1.0  # the pause after each read: a reader that never pauses takes a core
 
 
 @dataclass
@@ -199,9 +199,9 @@ class Lake:
 
 class Reader:
     """``python -m cdc_lakehouse.live read`` on the lake: a process querying gold.current_rows
-    every :data:`READ_INTERVAL_S` s, its reads (JSON lines: ``started_at`` epoch s, ``ok``,
-    ``gold_rows``, ``fingerprint``, ``error``) collected in :attr:`reads` as they come; its
-    stderr goes to ``reader.log`` in the lake's root."""
+    again :data:`READ_INTERVAL_S` s after each read, its reads (JSON lines: ``started_at`` epoch
+    s, ``ok``, ``gold_rows``, ``fingerprint``, ``error``) collected in :attr:`reads` as they
+    come; its stderr goes to ``reader.log`` in the lake's root."""
 
     def __init__(self, lake: Lake) -> None:
         self.log = lake.root / "reader.log"
