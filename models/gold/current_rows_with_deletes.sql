@@ -10,11 +10,6 @@
 
 with
 
-row_versions as (
-    select * from {{ ref('int_row_versions') }}
-    where size(versions) > 0
-),
-
 current_versions as (
     select
         source_format,
@@ -22,9 +17,10 @@ current_versions as (
         source_schema,
         source_table,
         row_key,
-        try_element_at(versions, -1) as current_version,
-        size(versions) as n_versions
-    from row_versions
+        current_version,
+        n_versions
+    from {{ ref('int_row_versions') }}
+    where current_version is not null
 ),
 
 final as (

@@ -13,6 +13,9 @@
       halves dropped unless first, macro kept_row_events), the kept events carried from the
       keys it moved from by partial changes, through chains of such moves (each hop at a
       later move: the old key's events before the move), and its table's truncates.
+    - current_version and n_versions: the last element of versions (NULL when there is none)
+      and how many there are, stored apart so that gold.current_rows reads one struct per
+      identity instead of every version (Parquet reads only the columns a query names).
     - last_resolved_batch_id: the newest ingest batch of its events and its table's
       truncates; the table's largest is the watermark of the next run.
 
@@ -397,13 +400,31 @@ computed as (
     from replayed_events
 ),
 
+{# the current version apart from the versions arrays: gold.current_rows_with_deletes (and so
+   gold.current_rows and every typed gold model) reads this column alone #}
+with_current_version as (
+    select
+        source_format,
+        source_database,
+        source_schema,
+        source_table,
+        row_key,
+        row_events,
+        versions,
+        try_element_at(versions, -1) as current_version,
+        size(versions) as n_versions,
+        last_resolved_batch_id,
+        row_bucket
+    from computed
+),
+
 final as (
     {% if is_incremental() %}
-    select computed.*
-    from computed
+    select with_current_version.*
+    from with_current_version
     left semi join touched_identities
-        on {{ same_table('computed', 'touched_identities') }}
-        and computed.row_key = touched_identities.row_key
+        on {{ same_table('with_current_version', 'touched_identities') }}
+        and with_current_version.row_key = touched_identities.row_key
     union all
     {# the other identities of the rewritten buckets keep their stored rows #}
     select held.*
@@ -416,7 +437,7 @@ final as (
         and held.row_key = retracted_identities.row_key
     where held.row_bucket in (select touched_buckets.row_bucket from touched_buckets)
     {% else %}
-    select * from computed
+    select * from with_current_version
     {% endif %}
 )
 
