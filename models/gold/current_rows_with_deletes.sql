@@ -10,16 +10,8 @@
 
 with
 
-current_versions as (
-    select
-        source_format,
-        source_database,
-        source_schema,
-        source_table,
-        row_key,
-        current_version,
-        n_versions
-    from {{ ref('int_row_versions') }}
+row_versions as (
+    select * from {{ ref('int_row_versions') }}
     where current_version is not null
 ),
 
@@ -46,7 +38,7 @@ final as (
         current_version.ordering_key as last_ordering_key,
         current_version.event_time as last_event_time,
         n_versions
-    from current_versions
+    from row_versions
 )
 
 select * from final

@@ -395,36 +395,22 @@ computed as (
         row_key,
         row_events,
         {{ row_versions('replayed_events', 'row_key') }} as versions,
+        {# the current version apart from the arrays (versions here is the alias above,
+           computed once): gold.current_rows_with_deletes reads these columns alone #}
+        try_element_at(versions, -1) as current_version,
+        size(versions) as n_versions,
         last_resolved_batch_id,
         row_bucket
     from replayed_events
 ),
 
-{# the current version apart from the versions arrays: gold.current_rows_with_deletes (and so
-   gold.current_rows and every typed gold model) reads this column alone #}
-with_current_version as (
-    select
-        source_format,
-        source_database,
-        source_schema,
-        source_table,
-        row_key,
-        row_events,
-        versions,
-        try_element_at(versions, -1) as current_version,
-        size(versions) as n_versions,
-        last_resolved_batch_id,
-        row_bucket
-    from computed
-),
-
 final as (
     {% if is_incremental() %}
-    select with_current_version.*
-    from with_current_version
+    select computed.*
+    from computed
     left semi join touched_identities
-        on {{ same_table('with_current_version', 'touched_identities') }}
-        and with_current_version.row_key = touched_identities.row_key
+        on {{ same_table('computed', 'touched_identities') }}
+        and computed.row_key = touched_identities.row_key
     union all
     {# the other identities of the rewritten buckets keep their stored rows #}
     select held.*
@@ -437,7 +423,7 @@ final as (
         and held.row_key = retracted_identities.row_key
     where held.row_bucket in (select touched_buckets.row_bucket from touched_buckets)
     {% else %}
-    select * from with_current_version
+    select * from computed
     {% endif %}
 )
 
