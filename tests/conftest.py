@@ -5,6 +5,10 @@ The SparkSession is created by :func:`cdc_lakehouse.spark_session.get_spark` wit
 in-process (``dbtRunner``) and reuses the same session through the ``sparksession`` adapter.
 Tests that need their own tables use their own table names or clean up what they create.
 
+Before any test, ``python -m cdc_lakehouse.jvm_class_archive`` writes the Spark driver JVM's
+class-data-sharing archive if there is none (a minute, once per virtual environment), so that
+the session's JVM and the commands the tests run start from it.
+
 ``metastore`` (module scope) is a PostgreSQL metastore server of the module's own
 (:func:`tests.metastore.running_metastore`), for the tests of a shared metastore.
 """
@@ -12,6 +16,8 @@ Tests that need their own tables use their own table names or clean up what they
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +30,19 @@ PROJECT_DIR = Path(__file__).resolve().parents[1]
 def project_dir() -> Path:
     """The repository root (dbt project directory)."""
     return PROJECT_DIR
+
+
+@pytest.fixture(scope="session", autouse=True)
+def jvm_class_archive() -> None:
+    """The driver JVM's class archive of the default configuration, written once if missing
+    (:mod:`cdc_lakehouse.jvm_class_archive`)."""
+    subprocess.run(
+        [sys.executable, "-m", "cdc_lakehouse.jvm_class_archive"],
+        cwd=PROJECT_DIR,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="session")
