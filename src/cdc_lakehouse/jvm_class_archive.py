@@ -111,7 +111,10 @@ def _take_lock(archive: Path) -> bool:
         try:
             fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
-            holder = lock.read_text().strip() if lock.exists() else ""
+            try:
+                holder = lock.read_text().strip()
+            except OSError:  # removed by its writer meanwhile: try again
+                holder = ""
             if holder.isdigit() and _alive(int(holder)):
                 return False
             lock.unlink(missing_ok=True)
