@@ -183,3 +183,19 @@
 {% macro no_new_rows() -%}
     select * from {{ this }} where false
 {%- endmacro %}
+
+{#
+    computed_once(enabled=true): a condition that keeps every row (`rand() >= 0`: rand() is in
+    [0, 1)) and makes the CTE whose query it is in computed once, however many places of the
+    model's query name that CTE. Spark inlines every deterministic CTE at each place that names
+    it (its optimizer rule InlineCTE), so a CTE named in several places is computed again at
+    each, with everything it reads - a recursive one runs its whole recursion again; a CTE with
+    a non-deterministic expression is kept as one relation that its places read through one
+    reused shuffle (rule ReplaceCTERefWithRepartition). Measured on gold.int_row_versions'
+    incremental query (7,000 new events on a 40,000-event lake, 2 cores): 126-143 s -> 38-47 s,
+    the recursion of its key moves run once instead of 17 times. With enabled false, or while
+    parsing (`execute` false: dbt parse, sqlfluff), it is `true`.
+#}
+{% macro computed_once(enabled=true) -%}
+    {{ 'rand() >= 0' if enabled and execute else 'true' }}
+{%- endmacro %}

@@ -39,6 +39,9 @@
     partial key moves are read from the whole of silver.change_events (a few rows; the query
     leaves the recursion out when there is none), and the carried events of an old key from
     its stored row.
+    The CTEs such a run names in several places (the new events, the identities it touches
+    and reads, the key-move chains) are computed once (macro computed_once): Spark would
+    otherwise compute each again at every place that names it.
 
     Keys learned later: a Shareplex insert carries no key; it is keyed by the key its table's
     upd / del messages send (key_source unique_key), and by all its columns while none has
@@ -87,6 +90,7 @@ new_events as (
         lateral view explode({{ change_row_events() }}) exploded as row_event
     {% if is_incremental() %}
     where resolved_batch_id > {{ applied_batch_id }}
+        and {{ computed_once() }}
     {% endif %}
 ),
 
@@ -146,6 +150,7 @@ carried_bounds as (
     from carried_keys
     where carried_row_key != row_key
     group by all
+    having {{ computed_once(is_incremental()) }}
 ),
 {% endif %}
 
@@ -179,6 +184,7 @@ retracted_identities as (
         on {{ same_table('held', 'rekeyed') }}
         and held.row_key = rekeyed.provisional_row_key
         and rekeyed.provisional_row_key != rekeyed.row_key
+    where {{ computed_once() }}
 ),
 
 {# the identities this run computes again: those with a new event, those of a table with a new
@@ -187,6 +193,7 @@ retracted_identities as (
 touched_identities as (
     select {{ source_identity }}, row_key, row_bucket
     from new_events
+    where {{ computed_once() }}
     union
     select
         held.source_format,
@@ -228,6 +235,7 @@ touched_buckets as (
    events a touched one carries #}
 read_identities as (
     select * from touched_identities
+    where {{ computed_once() }}
     {% if with_partial_key_moves %}
     union
     select
@@ -308,6 +316,7 @@ identity_events as (
         *,
         {{ first_whole_ordering_key('row_events') }} as first_whole_ordering_key
     from distinct_events
+    where {{ computed_once(is_incremental()) }}
 ),
 
 {# the truncates of each table: every identity of the table replays them #}
