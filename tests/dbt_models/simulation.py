@@ -2,7 +2,7 @@
 with an encoder, in two parts, delivered with duplicates, malformed records and partitions
 cut out of order, and the oracle's expected gold for each.
 
-- Part 1 (``first``): ``CDC_SIM_CHANGES`` row changes (default 10,000) over the simulator's
+- Part 1 (``first``): ``CDC_SIM_CHANGES`` row changes (default 5,000) over the simulator's
   three tables, ingested with the bundled sample and the edge cases before the first
   ``dbt build`` (fixture ``built_lake``).
 - Part 2 (``second``): a fifth as many changes continuing the same rows, delivered in two
@@ -37,7 +37,7 @@ from cdc_lakehouse.simulate.history import History
 from cdc_lakehouse.simulate.oracle import current_state
 
 PREFIX = "sim"
-CHANGES = int(os.environ.get("CDC_SIM_CHANGES", "10000"))
+CHANGES = int(os.environ.get("CDC_SIM_CHANGES", "5000"))
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Gold equals the oracle for simulated histories of every format (issue 5, item 7).
 
 Each format with a simulator encoder gets its own history of CDC_SIM_CHANGES row changes
-(default 10,000) over three tables (composite key, single key, no key), delivered on three
+(default 5,000) over three tables (composite key, single key, no key), delivered on three
 partitions with duplicate redeliveries and malformed records. Part 1 is in the session's
 first `dbt build`; part 2 arrives in two more ingest batches cut out of order across
 partitions, each followed by an incremental run; then a full refresh. Gold must equal the

@@ -125,7 +125,7 @@ def test_live_demo_keeps_gold_equal_to_the_oracle_while_a_reader_reads():
     try:
         result = run(
             [PYTHON, "-m", "cdc_lakehouse.live", "--lake", str(lake), "--duration", "60",
-             "--rate", "200", "--build-interval", "30", "--read-interval", "2"],
+             "--rate", "200", "--build-interval", "30", "--read-interval", "6"],
             dict(os.environ),
             timeout_s=1500,
         )  # fmt: skip
