@@ -192,7 +192,7 @@
     each, with everything it reads - a recursive one runs its whole recursion again; a CTE with
     a non-deterministic expression is kept as one relation that its places read through one
     reused shuffle (rule ReplaceCTERefWithRepartition). Measured on gold.int_row_versions'
-    incremental query (7,000 new events on a 40,000-event lake, 2 cores): 126-143 s -> 38-47 s,
+    incremental query (7,000 new events on a 40,000-event lake, 2 cores): 126-143 s -> 38-49 s,
     the recursion of its key moves run once instead of 17 times. With enabled false, or while
     parsing (`execute` false: dbt parse, sqlfluff), it is `true`.
 #}

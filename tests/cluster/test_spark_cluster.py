@@ -64,10 +64,11 @@ def _run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[int, str
 
 def _dbt(command: str, work: Path) -> list[str]:
     """``dbt <command>`` on the project; a build leaves out the unit tests (fixed rows, not the
-    cluster's work: tests/dbt_models/test_unit_tests.py runs them)."""
+    cluster's work: tests/dbt_models/test_unit_tests.py runs them) and the data tests (see the
+    module's docstring)."""
     argv = [str(DBT), command, "--project-dir", ".", "--profiles-dir", "."]
     if command == "build":
-        argv += ["--exclude-resource-type", "unit_test"]
+        argv += ["--exclude-resource-type", "unit_test", "--exclude-resource-type", "test"]
     return [*argv, "--target-path", str(work / "target"), "--log-path", str(work / "logs")]
 
 
@@ -85,7 +86,7 @@ def test_sample_dump_on_the_cluster_gives_the_gold_of_local(
     seconds = {}
     commands = {
         "ingest": [sys.executable, "-m", "ingest", "--dump", "sample_data/dump"],
-        "dbt build": [*_dbt("build", tmp_path), "--exclude-resource-type", "test"],
+        "dbt build": _dbt("build", tmp_path),
         "summary": [sys.executable, "-m", "cdc_lakehouse.summary"],
     }
     outputs = {}
