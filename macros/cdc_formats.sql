@@ -1,15 +1,15 @@
 {#
-    cdc_staging_event_models(): the staging models that decode a message format, and the
-    registry formats each one decodes. Silver models union every listed model (or, where an
-    entry names one, the intermediate model that completes its records across records:
-    'paired_in'), and silver.quarantine keeps the records of formats that no listed model
-    decodes.
+    cdc_all_staging_event_models(): the staging models that decode a message format, and the
+    registry formats each one decodes. Silver models union every one that var cdc_formats
+    chooses (cdc_staging_event_models below; or, where an entry names one, the intermediate
+    model that completes its records across records: 'paired_in'), and silver.quarantine
+    keeps the records of formats that no chosen model decodes.
 
     Adding a format = one staging folder whose *_events model has the columns of
     staging_event_columns() below (macro staging_event_row, macros/cdc_staging.sql), plus
-    one entry here.
+    one entry here and the folder's +enabled line in dbt_project.yml.
 #}
-{% macro cdc_staging_event_models() %}
+{% macro cdc_all_staging_event_models() %}
     {{ return([
         {'model': 'stg_dataworks__events', 'formats': ['dataworks_json', 'datahub_blob'],
             'paired_in': 'int_dataworks__events_paired'},
@@ -24,10 +24,73 @@
     ]) }}
 {% endmacro %}
 
-{# cdc_decoded_formats(): every registry format that some staging model decodes. #}
-{% macro cdc_decoded_formats() %}
+{#
+    cdc_staging_event_models(): the entries of cdc_all_staging_event_models() that var
+    cdc_formats chooses: an entry is chosen when the list names one of its formats, and then
+    decodes all of them (one folder, one decoder: dataworks_json with datahub_blob, qlik_json
+    with qlik_avro). Unset (the default): every entry. dbt_project.yml enables the staging
+    folders by the same rule; intermediate models ask cdc_folder_enabled().
+
+    Raises a compilation error (dbt exits 2) when cdc_formats is not a non-empty list of
+    registry formats that a staging model decodes.
+#}
+{% macro cdc_staging_event_models() %}
+    {% set chosen = var('cdc_formats', none) %}
+    {% set entries = cdc_all_staging_event_models() %}
+    {% if chosen is none %}
+        {{ return(entries) }}
+    {% endif %}
+    {% set known = [] %}
+    {% for entry in entries %}
+        {% do known.extend(entry.formats) %}
+    {% endfor %}
+    {% if chosen is string or chosen is mapping or chosen is not iterable or chosen | length == 0 %}
+        {% do exceptions.raise_compiler_error(
+            "var cdc_formats must be a non-empty list of formats, e.g. "
+            ~ "--vars '{cdc_formats: [dts_canal_json]}'; got " ~ chosen
+        ) %}
+        {# reached only where raise_compiler_error returns: the SQL lint's stand-in, whose
+           var() gives a placeholder text (tests/lint/sqlfluff_jinja/exceptions.py) #}
+        {{ return(entries) }}
+    {% endif %}
+    {% set unknown = chosen | reject('in', known) | list %}
+    {% if unknown %}
+        {% do exceptions.raise_compiler_error(
+            "var cdc_formats: unknown format(s) " ~ unknown | join(', ')
+            ~ "; choose from " ~ known | join(', ')
+        ) %}
+    {% endif %}
+    {% set enabled = [] %}
+    {% for entry in entries %}
+        {% if entry.formats | select('in', chosen) | list %}
+            {% do enabled.append(entry) %}
+        {% endif %}
+    {% endfor %}
+    {{ return(enabled) }}
+{% endmacro %}
+
+{#
+    cdc_folder_enabled(folder): true when var cdc_formats chooses the staging folder
+    models/staging/<folder>/ (its stg_<folder>__events entry); the intermediate models of the
+    folder pass it to config(enabled=...).
+#}
+{% macro cdc_folder_enabled(folder) %}
+    {% for entry in cdc_staging_event_models() %}
+        {% if entry.model == 'stg_' ~ folder ~ '__events' %}
+            {{ return(true) }}
+        {% endif %}
+    {% endfor %}
+    {{ return(false) }}
+{% endmacro %}
+
+{#
+    cdc_decoded_formats(all_formats=false): every registry format that a staging model chosen
+    by var cdc_formats decodes; with all_formats, that any staging model decodes.
+#}
+{% macro cdc_decoded_formats(all_formats=false) %}
     {% set formats = [] %}
-    {% for staging in cdc_staging_event_models() %}
+    {% set entries = cdc_all_staging_event_models() if all_formats else cdc_staging_event_models() %}
+    {% for staging in entries %}
         {% do formats.extend(staging.formats) %}
     {% endfor %}
     {{ return(formats) }}

@@ -8,6 +8,7 @@
     macros/cdc_pairing.sql).
 #}
 
+{{ config(enabled=cdc_folder_enabled('datahub_tuple')) }}
 {{ batch_partitioned_config() }}
 
 {{ paired_split_updates(

@@ -13,6 +13,7 @@
     batch).
 #}
 
+{{ config(enabled=cdc_folder_enabled('dataworks')) }}
 {{ batch_partitioned_config() }}
 
 {{ paired_split_updates(

@@ -19,6 +19,7 @@
     whose learned key settles in a new batch.
 #}
 
+{{ config(enabled=cdc_folder_enabled('dts_shareplex')) }}
 {{ batch_partitioned_config() }}
 {% set decoded = ref('stg_dts_shareplex__messages') %}
 {% set held_batch = held_max('ingest_batch_id') if is_incremental() else -1 %}

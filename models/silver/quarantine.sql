@@ -66,6 +66,10 @@ undecoded_records as (
         case
             when kafka_records.source_format is null
                 then concat('topic ', kafka_records.topic, ' is not in seeds/cdc_topics.csv')
+            when kafka_records.source_format in ('{{ cdc_decoded_formats(true) | join("', '") }}') -- noqa: LT05
+                then concat(
+                    'format ', kafka_records.source_format, ' is not in var cdc_formats'
+                )
             else concat('no decoder for format ', kafka_records.source_format, ' yet')
         end as reason_detail,
         kafka_records.value as raw_value,

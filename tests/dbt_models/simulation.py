@@ -128,7 +128,7 @@ def gold_tables(spark: Any, simulation: Simulation) -> dict[str, RowMultiset]:
 
 def silver_inputs() -> dict[str, str]:
     """Each staging *_events model -> the table silver reads for it: the intermediate model
-    named by its entry's ``paired_in`` in ``cdc_staging_event_models()`` of
+    named by its entry's ``paired_in`` in ``cdc_all_staging_event_models()`` of
     ``macros/cdc_formats.sql`` (its staging model is then ephemeral), else itself."""
     text = (Path(__file__).resolve().parents[2] / "macros" / "cdc_formats.sql").read_text("utf-8")
     paired = dict(re.findall(r"\{'model': '(\w+)', [^}]*'paired_in': '(\w+)'\}", text))

@@ -52,14 +52,14 @@ def accepted_values(model: dict[str, Any], column: str) -> list[str]:
 
 
 def macro_staging_event_models() -> dict[str, set[str]]:
-    """``cdc_staging_event_models()`` of ``macros/cdc_formats.sql``: model -> its formats."""
+    """``cdc_all_staging_event_models()`` of ``macros/cdc_formats.sql``: model -> its formats."""
     text = (PROJECT / "macros" / "cdc_formats.sql").read_text("utf-8")
     body = re.search(
-        r"{% macro cdc_staging_event_models\(\) %}(.*?){% endmacro %}", text, re.DOTALL
+        r"{% macro cdc_all_staging_event_models\(\) %}(.*?){% endmacro %}", text, re.DOTALL
     )
-    assert body, "macro cdc_staging_event_models() not found"
+    assert body, "macro cdc_all_staging_event_models() not found"
     entries = re.findall(r"\{'model': '(\w+)', 'formats': \[([^\]]*)\][^}]*\}", body.group(1))
-    assert entries, "no {'model': ..., 'formats': [...]} entry in cdc_staging_event_models()"
+    assert entries, "no {'model': ..., 'formats': [...]} entry in cdc_all_staging_event_models()"
     return {model: set(re.findall(r"'(\w+)'", listed)) for model, listed in entries}
 
 
@@ -159,6 +159,26 @@ def test_the_macro_lists_each_events_model_with_its_manifest_formats():
     for fmt in formats.MANIFEST:
         expected.setdefault(fmt.events_model, set()).add(fmt.name)
     assert macro_staging_event_models() == expected
+
+
+def test_dbt_project_enables_each_staging_folder_by_its_manifest_formats():
+    """var cdc_formats: dbt_project.yml enables a staging folder when the var is unset or
+    lists one of the folder's formats, the rule of cdc_staging_event_models()."""
+    project = yaml.safe_load((PROJECT / "dbt_project.yml").read_text("utf-8"))
+    staging = project["models"]["cdc_lakehouse"]["staging"]
+    for folder in FOLDERS:
+        listed = " or ".join(
+            f"'{fmt.name}' in var('cdc_formats')" for fmt in formats.in_staging_folder(folder)
+        )
+        expected = f"{{{{ var('cdc_formats', none) is none or {listed} }}}}"
+        assert staging.get(folder, {}).get("+enabled") == expected, folder
+    # an intermediate model int_<folder>__... follows its staging folder
+    intermediates = sorted((PROJECT / "models" / "intermediate").glob("int_*.sql"))
+    assert intermediates
+    for path in intermediates:
+        folder = path.stem.removeprefix("int_").split("__")[0]
+        assert folder in FOLDERS, path.name
+        assert f"config(enabled=cdc_folder_enabled('{folder}'))" in path.read_text("utf-8")
 
 
 def test_typed_gold_folders_follow_the_manifest():
