@@ -40,10 +40,7 @@
     {% if chosen is none %}
         {{ return(entries) }}
     {% endif %}
-    {% set known = [] %}
-    {% for entry in entries %}
-        {% do known.extend(entry.formats) %}
-    {% endfor %}
+    {% set known = cdc_decoded_formats(all_formats=true) %}
     {% if chosen is string or chosen is mapping or chosen is not iterable or chosen | length == 0 %}
         {% do exceptions.raise_compiler_error(
             "var cdc_formats must be a non-empty list of formats, e.g. "
