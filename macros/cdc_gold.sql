@@ -370,3 +370,43 @@
         acc -> acc.versions
     )
 {%- endmacro %}
+
+{#
+    current_versions(row_versions, live_only=false): the select of the current versions of
+    gold.int_row_versions (`row_versions`, a ref to it): one row per row identity that has a
+    version, with its values and how it ended if it did (the columns of
+    gold.current_rows_with_deletes); live_only keeps the rows not deleted (gold.current_rows').
+    gold.current_rows, gold.current_rows_with_deletes and every typed gold view read gold's
+    state through it, not through one another: each view level a query names costs Spark a
+    metastore lookup and an analysis on every query (0.15-0.25 s for the two levels a typed
+    key test saved, bench/HISTORY.md 2026-11-28).
+#}
+{% macro current_versions(row_versions, live_only=false) -%}
+    select
+        source_format,
+        source_database,
+        source_schema,
+        source_table,
+        row_key,
+        current_version.row_values,
+        current_version.is_deleted,
+        case when current_version.is_deleted then current_version.event_time end as deleted_at,
+        case
+            when current_version.is_deleted then current_version.ordering_key
+        end as deleted_ordering_key,
+        case
+            when not current_version.is_deleted then null
+            when current_version.change_kind = 'change' then 'delete'
+            else current_version.change_kind
+        end as deleted_by,
+        current_version.moved_to_row_key,
+        current_version.op as last_op,
+        current_version.ordering_key as last_ordering_key,
+        current_version.event_time as last_event_time,
+        n_versions
+    from {{ row_versions }}
+    where current_version is not null
+    {%- if live_only %}
+        and not current_version.is_deleted
+    {%- endif %}
+{%- endmacro %}

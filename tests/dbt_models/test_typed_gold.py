@@ -95,9 +95,12 @@ def test_untyped_formats_are_strings(spark, built_lake):
 
 
 def _runnable(sql: str) -> str:
-    """A generated model's SQL for spark.sql: Jinja comments removed, ref() resolved."""
+    """A generated model's SQL for spark.sql: Jinja comments removed, its read of gold's live
+    current versions (macro current_versions) replaced by the view of the same rows."""
     sql = re.sub(r"\{#.*?#\}", "", sql, flags=re.DOTALL)
-    return sql.replace("{{ ref('current_rows') }}", "gold.current_rows")
+    macro = "{{ current_versions(ref('int_row_versions'), live_only=true) }}"
+    assert macro in sql
+    return sql.replace(macro, "select * from gold.current_rows")
 
 
 @pytest.fixture(scope="module")

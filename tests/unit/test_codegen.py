@@ -174,7 +174,7 @@ def test_dataworks_model_sql_and_yml(mappings):
         "dataworks/dataworks__shop__orders.sql",
     ]
     sql = files["dataworks/dataworks__shop__orders.sql"]
-    assert "select * from {{ ref('current_rows') }}" in sql
+    assert "{{ current_versions(ref('int_row_versions'), live_only=true) }}" in sql
     assert (
         "    where source_format = 'dataworks_json'\n"
         "        and source_database = 'shop'\n"

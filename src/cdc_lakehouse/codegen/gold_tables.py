@@ -399,8 +399,10 @@ def render_model_sql(model: TableModel) -> str:
         "",
         "with",
         "",
+        # gold.current_rows' rows, read from gold's state directly (macros/cdc_gold.sql):
+        # a view over that view would cost every query of the model a second view's lookup
         "current_rows as (",
-        "    select * from {{ ref('current_rows') }}",
+        "    {{ current_versions(ref('int_row_versions'), live_only=true) }}",
         "),",
         "",
         "table_rows as (",
