@@ -252,6 +252,7 @@ def test_memory_target_takes_the_largest_peak_of_the_formats_at_the_largest_size
         (["--ingest-format", "nope"], "unknown format nope"),
         (["--tables", "0"], "must be 1 or more"),
         (["--base-tables", "-3"], "must be 1 or more"),
+        (["--tables-rounds", "0"], "must be 1 or more"),
         (["--tables-changes", "x"], "'x' is not a whole number"),
         (["--part", "tables", "--tables", "10"], "--tables 10 must be above --base-tables 10"),
     ],
@@ -392,9 +393,32 @@ def test_tables_target_per_table_cost_ratio_and_the_estimate_at_two_thousand() -
         "about 896 s at 2,000 tables"
     )
     markdown = report.markdown(doc)
-    assert "| 200 | 21,000 | 150.0 | 3.0 | 176.0 | 200 / 400 | 300.0 | yes |" in markdown
+    assert "| 1 | 200 | 21,000 | 150.0 | 3.0 | 176.0 | 200 / 400 | 300.0 | yes |" in markdown
     assert "= 0.40 s. 200 / 10 tables = 1.76x" in markdown
     assert "At 2,000 tables" in markdown and "about 896 s per build (9.0x" in markdown
+
+
+def test_tables_runs_alternate_and_each_count_is_its_runs_median() -> None:
+    assert cli.tables_order(10, 200, 1) == [10, 200]
+    assert cli.tables_order(10, 200, 2) == [10, 200, 200, 10]
+    assert cli.tables_order(10, 200, 3) == [10, 200, 200, 10, 10, 200]
+    # the machine slowed down by 40 s during the part: A B B A still compares like with like
+    runs = [_tables(10, 100.0), _tables(200, 160.0), _tables(200, 200.0), _tables(10, 140.0)]
+    s = report.summary(_tables_doc(runs))
+    assert s["tables_ratio"] == 1.5  # 180 / 120, where the first pair alone says 1.6
+    assert s["tables_per_table_s"] == 0.316  # (180 - 120) / 190
+    five = s["targets"][4]
+    assert five["status"] == "met"
+    assert five["figure"].startswith(
+        "1.50x (medians of 2 runs each: 180.0 s at 200 tables, 120.0 s at 10;"
+    )
+    markdown = report.markdown(_tables_doc(runs))
+    assert "| 3 | 200 | 21,000 | 100.0 | 3.0 | 200.0 |" in markdown
+    assert "| 4 | 10 | 21,000 | 100.0 | 3.0 | 140.0 |" in markdown
+    assert "Per source table (medians): (180.0 - 120.0 s)" in markdown
+    # one wrong run of a count makes the count's gold wrong
+    runs[2] = _tables(200, 170.0, right=False)
+    assert report.targets(_tables_doc(runs))[4]["status"] == "NOT met"
 
 
 def test_tables_target_not_met_not_measured_and_wrong_gold() -> None:

@@ -49,7 +49,7 @@ DEFAULT_PARTS = ("formats", "growth")
 """The default run (about 20 minutes on 2 cores); ``--part incremental`` adds target 3's run
 on a 200,000-change history (several minutes more), ``--part ingest`` target 4's (a
 1,000,000-record dump: about 10 minutes more), ``--part tables`` target 5's (10 and 200
-source tables: about 15 minutes more)."""
+source tables, two runs each: about 30 minutes more)."""
 DEFAULT_HISTORY_CHANGES = 200_000
 DEFAULT_HISTORY_BATCH_CHANGES = 1_000
 DEFAULT_INGEST_FORMAT = "dts_canal_json"
@@ -57,6 +57,9 @@ DEFAULT_INGEST_RECORDS = 1_000_000
 DEFAULT_TABLES = 200
 DEFAULT_BASE_TABLES = 10
 DEFAULT_TABLES_CHANGES = 20_000
+DEFAULT_TABLES_ROUNDS = 2
+"""Runs per table count in the tables part (A B B A): one run each put minutes of the
+machine's drift into the ratio (1.71x to 2.46x on the same code, 2026-11-28)."""
 PROG = "python -m cdc_lakehouse.bench"
 
 
@@ -65,6 +68,16 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"error: {message} (see {PROG} --help)\n")
+
+
+def tables_order(base: int, tables: int, rounds: int) -> list[int]:
+    """The tables part's table counts in the order they run: ``rounds`` runs of each,
+    alternating A B B A A B ... (``base`` first), so that a linear drift of the machine's
+    speed weighs on both counts alike."""
+    order: list[int] = []
+    for round_ in range(rounds):
+        order += [base, tables] if round_ % 2 == 0 else [tables, base]
+    return order
 
 
 def _factors(text: str) -> tuple[int, ...]:
@@ -201,6 +214,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--tables-batch-changes",
         type=positive_int,
         help="part tables: row changes of the new batch (default a twentieth of --tables-changes)",
+    )
+    parser.add_argument(
+        "--tables-rounds",
+        type=positive_int,
+        default=DEFAULT_TABLES_ROUNDS,
+        help=(
+            "part tables: runs per table count, alternating A B B A so that the machine's "
+            "drift during the part weighs on both counts; the ratio compares the medians "
+            f"(default {DEFAULT_TABLES_ROUNDS})"
+        ),
     )
     parser.add_argument(
         "--part",
@@ -367,6 +390,7 @@ def main(argv: list[str] | None = None) -> int:
             "ingest_format": args.ingest_format,
             "ingest_records": args.ingest_records,
             "tables": [args.base_tables, args.tables] if "tables" in parts else [],
+            "tables_rounds": args.tables_rounds,
             "tables_changes": args.tables_changes,
             "tables_batch_changes": tables_batch,
             "seed": args.seed,
@@ -416,7 +440,9 @@ def main(argv: list[str] | None = None) -> int:
                 args.ingest_format, args.ingest_records, args.seed, scratch, project_dir
             )
         if "tables" in parts:
-            for tables in (args.base_tables, args.tables):
+            for order, tables in enumerate(
+                tables_order(args.base_tables, args.tables, args.tables_rounds), start=1
+            ):
                 spec = {
                     "format": args.growth_format,
                     "tables": tables,
@@ -424,7 +450,9 @@ def main(argv: list[str] | None = None) -> int:
                     "batch_changes": tables_batch,
                     "seed": args.seed,
                 }
-                result = run_worker("tables", spec, scratch / f"tables-{tables}", project_dir)
+                result = run_worker(
+                    "tables", spec, scratch / f"tables-{order}-{tables}", project_dir
+                )
                 document["tables"].append(result)
                 print(report.tables_line(result), flush=True)
     except WorkerFailed as exc:

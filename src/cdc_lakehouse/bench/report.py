@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import statistics
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -126,10 +127,26 @@ def incremental_growth(growth: list[dict[str, Any]]) -> float | None:
     return ordered[-1]["incremental_build_s"] / ordered[0]["incremental_build_s"]
 
 
-def tables_cost(results: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The tables part's figures from its results (one per table count), None below two:
+def _tables_at_count(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One table count's runs as one result: the first run's fields, with
+    ``incremental_build_s`` and ``full_build_s`` the median of the runs' (seconds),
+    ``gold_equals_oracle`` true only if every run's gold was, and ``runs`` the count."""
+    return {
+        **runs[0],
+        "incremental_build_s": statistics.median(r["incremental_build_s"] for r in runs),
+        "full_build_s": statistics.median(r["full_build_s"] for r in runs),
+        "gold_equals_oracle": all(r["gold_equals_oracle"] for r in runs),
+        "runs": len(runs),
+    }
 
-    - ``low`` / ``high``: the results with the fewest and the most tables;
+
+def tables_cost(results: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The tables part's figures from its results (one per table count and round), None
+    below two table counts:
+
+    - ``low`` / ``high``: the fewest and the most tables, each its runs' medians
+      (:func:`_tables_at_count`; the runs alternate A B B A, so a machine that slows down or
+      speeds up during the part weighs on both counts alike);
     - ``ratio``: ``incremental_build_s`` (the whole build, typed gold included) at ``high`` /
       at ``low``; ``full_build_ratio``: the same of the full build (no typed gold yet);
     - ``per_table_s``: (build seconds at ``high`` - at ``low``) / (``high`` - ``low`` tables),
@@ -137,10 +154,13 @@ def tables_cost(results: list[dict[str, Any]]) -> dict[str, Any] | None:
     - ``estimate_s``: the build at :data:`ESTIMATE_TABLES` tables if each table past
       ``high`` costs ``per_table_s`` (seconds).
     """
-    ordered = sorted(results, key=lambda r: r["tables"])
-    if len(ordered) < 2:
+    counts = sorted({r["tables"] for r in results})
+    if len(counts) < 2:
         return None
-    low, high = ordered[0], ordered[-1]
+    low, high = (
+        _tables_at_count([r for r in results if r["tables"] == count])
+        for count in (counts[0], counts[-1])
+    )
     per_table = (high["incremental_build_s"] - low["incremental_build_s"]) / (
         high["tables"] - low["tables"]
     )
@@ -294,8 +314,9 @@ def _tables_target(document: dict[str, Any]) -> dict[str, Any]:
         return _target(5, name, "-", None)
     low, high = cost["low"], cost["high"]
     right = low["gold_equals_oracle"] and high["gold_equals_oracle"]
+    medians = f"medians of {low['runs']} runs each: " if low["runs"] > 1 else ""
     figure = (
-        f"{cost['ratio']:.2f}x ({high['incremental_build_s']:.1f} s at {high['tables']:,} "
+        f"{cost['ratio']:.2f}x ({medians}{high['incremental_build_s']:.1f} s at {high['tables']:,} "
         f"tables, {low['incremental_build_s']:.1f} s at {low['tables']:,}; "
         f"{high['changes']:,} changes); {cost['per_table_s']:.2f} s per table"
         + (
@@ -339,16 +360,18 @@ def tables_markdown(results: list[dict[str, Any]]) -> list[str]:
         "`python -m cdc_lakehouse.codegen gold-tables` wrote a typed model (a view and its "
         "tests) for every source table, the whole build after the new batch; target 5 "
         "compares it. Typed gold node s: dbt's seconds on those models and tests (two run "
-        "at a time).",
+        "at a time). Run: the order of the runs, each a fresh lake and JVM; with several "
+        "runs per count they alternate (A B B A) and the figures below are each count's "
+        "median.",
         "",
-        "| tables | events | full build s | codegen s | build with typed gold s | "
+        "| run | tables | events | full build s | codegen s | build with typed gold s | "
         "typed models / tests | typed gold node s | gold = oracle |",
-        "|---:|---:|---:|---:|---:|---:|---:|---|",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
-    for r in sorted(results, key=lambda r: r["tables"]):
+    for order, r in enumerate(results, start=1):
         typed = r["typed_gold_nodes"]
         lines.append(
-            f"| {r['tables']:,} | {r['events']:,} | {r['full_build_s']:.1f} | "
+            f"| {order} | {r['tables']:,} | {r['events']:,} | {r['full_build_s']:.1f} | "
             f"{r['codegen_s']:.1f} | {r['incremental_build_s']:.1f} | {typed['models']} / "
             f"{typed['tests']} | {typed['seconds']:.1f} | "
             f"{'yes' if r['gold_equals_oracle'] else 'NO'} |"
@@ -356,7 +379,8 @@ def tables_markdown(results: list[dict[str, Any]]) -> list[str]:
     span = high["tables"] - low["tables"]
     lines += [
         "",
-        f"Per source table: ({high['incremental_build_s']:.1f} - "
+        f"Per source table{' (medians)' if low['runs'] > 1 else ''}: "
+        f"({high['incremental_build_s']:.1f} - "
         f"{low['incremental_build_s']:.1f} s) / {span:,} tables = "
         f"{cost['per_table_s']:.2f} s. {high['tables']:,} / {low['tables']:,} tables = "
         f"{cost['ratio']:.2f}x (target ≤ {TABLES_TARGET}); full build "
