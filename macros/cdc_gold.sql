@@ -372,13 +372,16 @@
 {%- endmacro %}
 
 {#
-    current_versions(row_versions): the select of the current versions of
+    current_versions(row_versions, live_only=false): the select of the current versions of
     gold.int_row_versions (`row_versions`, a ref to it): one row per row identity that has a
     version, with its values and how it ended if it did (the columns of
-    gold.current_rows_with_deletes, the table it builds; gold.current_rows and every typed
-    gold view read that table's rows that are not deleted).
+    gold.current_rows_with_deletes); live_only keeps the rows not deleted (gold.current_rows').
+    gold.current_rows, gold.current_rows_with_deletes and every typed gold view read gold's
+    state through it, not through one another: each view level a query names costs Spark a
+    metastore lookup and an analysis on every query (0.15-0.25 s for the two levels a typed
+    key test saved, bench/HISTORY.md 2026-11-28).
 #}
-{% macro current_versions(row_versions) -%}
+{% macro current_versions(row_versions, live_only=false) -%}
     select
         source_format,
         source_database,
@@ -403,4 +406,7 @@
         n_versions
     from {{ row_versions }}
     where current_version is not null
+    {%- if live_only %}
+        and not current_version.is_deleted
+    {%- endif %}
 {%- endmacro %}

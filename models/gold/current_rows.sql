@@ -1,7 +1,8 @@
 {#
     Current state of every live source row: the rows of gold.current_rows_with_deletes (the
     current version of each row identity of gold.int_row_versions, which applies gold's
-    rules, macros/cdc_gold.sql) that are not deleted.
+    rules, macros/cdc_gold.sql) that are not deleted. Read from gold.int_row_versions
+    through the same macro (current_versions), not through that view.
 
     - The latest change by ordering key wins; a delete leaves no row, and an older change
       delivered late cannot bring the row back (the identity's versions keep the delete).
@@ -13,15 +14,15 @@
       the ordering key cannot occur between different changes (it ends in Kafka partition,
       offset, row index and topic).
 
-    A view over that table: one row per live row identity.
+    A view: one row per live row identity.
 #}
 
 {{ config(materialized='view') }}
 
 with
 
-current_rows_with_deletes as (
-    select * from {{ ref('current_rows_with_deletes') }}
+live_versions as (
+    {{ current_versions(ref('int_row_versions'), live_only=true) }}
 ),
 
 final as (
@@ -35,8 +36,7 @@ final as (
         last_op,
         last_ordering_key,
         last_event_time
-    from current_rows_with_deletes
-    where not is_deleted
+    from live_versions
 )
 
 select * from final

@@ -183,7 +183,6 @@ def test_docs_lineage_runs_from_bronze_through_the_python_model_to_gold(run_dbt,
     assert manifest["nodes"][envelopes]["language"] == "python"
     chain = [
         "model.cdc_lakehouse.current_rows",
-        "model.cdc_lakehouse.current_rows_with_deletes",
         "model.cdc_lakehouse.int_row_versions",
         "model.cdc_lakehouse.change_events",
         "model.cdc_lakehouse.int_dataworks__events_paired",

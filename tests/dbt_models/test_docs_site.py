@@ -79,7 +79,7 @@ def test_current_rows_page_and_lineage_graph(browser, docs_site: Path) -> None:
     unique_id = model_unique_id(manifest, MODEL)
     upstream = upstream_nodes(manifest, unique_id)
     # the manifest's lineage of current_rows is what the graph must draw; guard its derivation
-    assert {"current_rows_with_deletes", "int_row_versions", "change_events"} <= set(
+    assert {"int_row_versions", "change_events"} <= set(
         upstream.values()
     )
     assert "bronze.kafka_records" in upstream.values()
@@ -108,17 +108,16 @@ def test_lineage_check_sees_a_missing_node_and_a_console_error(
     browser, docs_site: Path, tmp_path: Path
 ) -> None:
     """The checks above fail when the site is broken: a copy of the site whose manifest lost
-    the edge int_row_versions -> current_rows_with_deletes and whose page logs a console error
-    draws none of int_row_versions' side of the lineage, and the error is reported."""
+    the edge int_row_versions -> current_rows and whose page logs a console error draws none
+    of int_row_versions' side of the lineage, and the error is reported."""
     manifest = json.loads((docs_site / "manifest.json").read_text())
     unique_id = model_unique_id(manifest, MODEL)
     versions = model_unique_id(manifest, "int_row_versions")
-    with_deletes = model_unique_id(manifest, "current_rows_with_deletes")
     broken = json.loads(json.dumps(manifest))
-    node = broken["nodes"][with_deletes]
+    node = broken["nodes"][unique_id]
     node["depends_on"]["nodes"].remove(versions)
-    broken["parent_map"][with_deletes].remove(versions)
-    broken["child_map"][versions].remove(with_deletes)
+    broken["parent_map"][unique_id].remove(versions)
+    broken["child_map"][versions].remove(unique_id)
     (tmp_path / "manifest.json").write_text(json.dumps(broken))
     shutil.copy(docs_site / "catalog.json", tmp_path / "catalog.json")
     index = (docs_site / "index.html").read_text()
@@ -131,5 +130,5 @@ def test_lineage_check_sees_a_missing_node_and_a_console_error(
 
     not_drawn = set(lineage_nodes(manifest, unique_id)) - set(view.nodes)
     assert {versions, model_unique_id(manifest, "change_events")} <= not_drawn
-    assert with_deletes in view.nodes
+    assert unique_id in view.nodes
     assert any("injected by the test" in error for error in view.console_errors)

@@ -95,12 +95,12 @@ def test_untyped_formats_are_strings(spark, built_lake):
 
 
 def _runnable(sql: str) -> str:
-    """A generated model's SQL for spark.sql: Jinja comments removed, its ref to
-    gold.current_rows_with_deletes resolved."""
+    """A generated model's SQL for spark.sql: Jinja comments removed, its read of gold's live
+    current versions (macro current_versions) replaced by the view of the same rows."""
     sql = re.sub(r"\{#.*?#\}", "", sql, flags=re.DOTALL)
-    ref = "{{ ref('current_rows_with_deletes') }}"
-    assert ref in sql
-    return sql.replace(ref, "gold.current_rows_with_deletes")
+    macro = "{{ current_versions(ref('int_row_versions'), live_only=true) }}"
+    assert macro in sql
+    return sql.replace(macro, "select * from gold.current_rows")
 
 
 @pytest.fixture(scope="module")

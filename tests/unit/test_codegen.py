@@ -174,11 +174,9 @@ def test_dataworks_model_sql_and_yml(mappings):
         "dataworks/dataworks__shop__orders.sql",
     ]
     sql = files["dataworks/dataworks__shop__orders.sql"]
-    assert "    select * from {{ ref('current_rows_with_deletes') }}\n" in sql
+    assert "{{ current_versions(ref('int_row_versions'), live_only=true) }}" in sql
     assert (
-        "    from current_rows_with_deletes\n"
-        "    where not is_deleted\n"
-        "        and source_format = 'dataworks_json'\n"
+        "    where source_format = 'dataworks_json'\n"
         "        and source_database = 'shop'\n"
         "        and source_schema is null\n"
         "        and source_table = 'orders'\n"

@@ -1,9 +1,8 @@
 {#
     The versions of every source row identity (source identity + row_key) ever seen, in
     ordering-key order: the one place gold's rules are applied (macros/cdc_gold.sql).
-    gold.row_history (every version) and gold.current_rows_with_deletes (every current
-    version: the table gold.current_rows and the typed gold views read) read it. One row per
-    row identity:
+    gold.current_rows (the live current versions), gold.row_history (every version) and
+    gold.current_rows_with_deletes (every current version) read it. One row per row identity:
 
     - row_events: the identity's own distinct events - its changes (redeliveries removed: one
       per fingerprint, the first by ordering key) and the key moves away from it - update-

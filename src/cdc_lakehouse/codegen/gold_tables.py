@@ -399,10 +399,10 @@ def render_model_sql(model: TableModel) -> str:
         "",
         "with",
         "",
-        # gold.current_rows' rows, read from the table under that view: a view over a view
-        # would cost every query of the model a second view's lookup and analysis
-        "current_rows_with_deletes as (",
-        "    select * from {{ ref('current_rows_with_deletes') }}",
+        # gold.current_rows' rows, read from gold's state directly (macros/cdc_gold.sql):
+        # a view over that view would cost every query of the model a second view's lookup
+        "current_rows as (",
+        "    {{ current_versions(ref('int_row_versions'), live_only=true) }}",
         "),",
         "",
         "table_rows as (",
@@ -410,9 +410,9 @@ def render_model_sql(model: TableModel) -> str:
         "        row_values,",
         *(f"        {meta}," for meta, _, _ in METADATA_COLUMNS[:-1]),
         f"        {METADATA_COLUMNS[-1][0]}",
-        "    from current_rows_with_deletes",
-        "    where not is_deleted",
-        *(f"        and {condition}" for condition in where),
+        "    from current_rows",
+        f"    where {where[0]}",
+        *(f"        and {condition}" for condition in where[1:]),
         "),",
         "",
         "typed_rows as (",
