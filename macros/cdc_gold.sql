@@ -26,9 +26,17 @@
     and {{ left }}.source_table = {{ right }}.source_table
 {%- endmacro %}
 
-{# row_bucket(identity_hash): the hash bucket of gold's incremental state (var cdc_row_buckets) #}
-{% macro row_bucket(identity_hash) -%}
-    pmod({{ identity_hash }}, {{ var('cdc_row_buckets') }})
+{#
+    row_bucket(source_identity): the partition of gold's state (gold.int_row_versions) that
+    holds a source table's row identities: a hash bucket of the table, var('cdc_row_buckets')
+    buckets. source_identity is the SQL of its four columns, in order (source_format,
+    source_database, source_schema, source_table): column names, or literals for one table
+    (a typed gold view names its table's bucket so that Spark reads that partition alone;
+    NULL hashes as an absent value, whatever its type). A table's identities share a bucket,
+    so a key move never leaves it.
+#}
+{% macro row_bucket(source_identity) -%}
+    pmod(xxhash64({{ source_identity }}), {{ var('cdc_row_buckets') }})
 {%- endmacro %}
 
 {% macro row_event_type() -%}
@@ -372,16 +380,18 @@
 {%- endmacro %}
 
 {#
-    current_versions(row_versions, live_only=false): the select of the current versions of
-    gold.int_row_versions (`row_versions`, a ref to it): one row per row identity that has a
-    version, with its values and how it ended if it did (the columns of
+    current_versions(row_versions, live_only=false, row_bucket=none): the select of the
+    current versions of gold.int_row_versions (`row_versions`, a ref to it): one row per row
+    identity that has a version, with its values and how it ended if it did (the columns of
     gold.current_rows_with_deletes); live_only keeps the rows not deleted (gold.current_rows').
+    row_bucket, the SQL of one table's bucket (macro row_bucket on its literals), reads that
+    partition alone: a typed gold view of one source table passes its own.
     gold.current_rows, gold.current_rows_with_deletes and every typed gold view read gold's
     state through it, not through one another: each view level a query names costs Spark a
     metastore lookup and an analysis on every query (0.15-0.25 s for the two levels a typed
     key test saved, bench/HISTORY.md 2026-11-28).
 #}
-{% macro current_versions(row_versions, live_only=false) -%}
+{% macro current_versions(row_versions, live_only=false, row_bucket=none) -%}
     select
         source_format,
         source_database,
@@ -408,5 +418,8 @@
     where current_version is not null
     {%- if live_only %}
         and not current_version.is_deleted
+    {%- endif %}
+    {%- if row_bucket is not none %}
+        and row_bucket = {{ row_bucket }}
     {%- endif %}
 {%- endmacro %}

@@ -8,8 +8,8 @@
     it holds - the new batches, and older ones whose split update a new half completed.
 
     row_identity_hash / before_row_identity_hash: the hash of the row identity (source
-    identity + row_key / before_row_key, macro row_identity_hash), computed once here; gold
-    buckets its incremental state by it.
+    identity + row_key / before_row_key, macro row_identity_hash), computed once here for
+    users' joins (gold buckets its state by the source table, macro row_bucket).
 #}
 
 {{ batch_partitioned_config() }}

@@ -96,11 +96,21 @@ def test_untyped_formats_are_strings(spark, built_lake):
 
 def _runnable(sql: str) -> str:
     """A generated model's SQL for spark.sql: Jinja comments removed, its read of gold's live
-    current versions (macro current_versions) replaced by the view of the same rows."""
+    current versions in its table's bucket (macros current_versions and row_bucket) replaced
+    by the view of the same rows, kept where the row's table hashes to the model's bucket."""
     sql = re.sub(r"\{#.*?#\}", "", sql, flags=re.DOTALL)
-    macro = "{{ current_versions(ref('int_row_versions'), live_only=true) }}"
-    assert macro in sql
-    return sql.replace(macro, "select * from gold.current_rows")
+    call = re.search(
+        r"\{\{ current_versions\(\s*ref\('int_row_versions'\),\s*live_only=true,"
+        r'\s*row_bucket=row_bucket\("([^"\\]*)"\)\s*\) \}\}',
+        sql,
+    )
+    assert call is not None
+    identity = "source_format, source_database, source_schema, source_table"
+    rows = (
+        f"select * from gold.current_rows where pmod(xxhash64({identity}), 16)"
+        f" = pmod(xxhash64({call.group(1)}), 16)"
+    )
+    return sql.replace(call.group(0), rows)
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
+import jinja2
 import pytest
 import yaml
 
@@ -174,7 +176,13 @@ def test_dataworks_model_sql_and_yml(mappings):
         "dataworks/dataworks__shop__orders.sql",
     ]
     sql = files["dataworks/dataworks__shop__orders.sql"]
-    assert "{{ current_versions(ref('int_row_versions'), live_only=true) }}" in sql
+    assert (
+        "    {{ current_versions(\n"
+        "        ref('int_row_versions'),\n"
+        "        live_only=true,\n"
+        "        row_bucket=row_bucket(\"'dataworks_json', 'shop', null, 'orders'\")\n"
+        "    ) }}\n"
+    ) in sql
     assert (
         "    where source_format = 'dataworks_json'\n"
         "        and source_database = 'shop'\n"
@@ -276,6 +284,11 @@ def test_quotes_in_names_are_escaped(mappings):
     assert "source_database = 'd\\'b'" in sql
     assert "source_table = 't\\\\x'" in sql
     assert "row_values['it\\'s']" in sql
+    # the table's bucket: dbt's Jinja reads the argument back as the same SQL literals
+    argument = re.search(r'row_bucket=row_bucket\(("(?:[^"\\]|\\.)*")\)', sql)
+    assert argument is not None
+    literals = jinja2.Environment().compile_expression(argument.group(1))()
+    assert literals == "'dataworks_json', 'd\\'b', null, 't\\\\x'"
 
 
 def test_generated_sql_follows_the_sql_style(mappings):

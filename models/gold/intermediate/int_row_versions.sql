@@ -26,9 +26,10 @@
     join of the identities' kept events.
 
     Incremental by design (partition-scoped overwrite), like the staging and silver models:
-    the table is partitioned by row_bucket, a hash bucket of the row identity
-    (silver.change_events.row_identity_hash, var('cdc_row_buckets'); changing it needs
-    --full-refresh). A run reads the changes of silver.change_events resolved after the
+    the table is partitioned by row_bucket, a hash bucket of the row identity's source table
+    (macro row_bucket, var('cdc_row_buckets'); changing either needs --full-refresh), so a
+    typed gold view, which names its table's bucket, reads one partition, and a key move stays
+    in its bucket. A run reads the changes of silver.change_events resolved after the
     watermark and the truncates ingested after it. It computes again only the touched
     identities - those with a new event, those that carry the events of such an identity (a
     later partial key move from it) and those of a table with a new truncate - from their
@@ -81,10 +82,7 @@ new_events as (
     select
         {{ source_identity }},
         row_event.lane_row_key as row_key,
-        {{ row_bucket(
-            "case when row_event.change_kind = 'key_move' then before_row_identity_hash"
-            ~ " else row_identity_hash end"
-        ) }} as row_bucket,
+        {{ row_bucket(source_identity) }} as row_bucket,
         row_event
     from change_events
         lateral view explode({{ change_row_events() }}) exploded as row_event
@@ -99,9 +97,7 @@ partial_key_moves as (
     select
         {{ source_identity }},
         row_key,
-        row_identity_hash,
         before_row_key,
-        before_row_identity_hash,
         ordering_key
     from change_events
     where {{ partial_key_move }}
@@ -115,9 +111,7 @@ carried_keys (
     source_schema,
     source_table,
     row_key,
-    row_identity_hash,
     carried_row_key,
-    carried_identity_hash,
     bound_ordering_key
 ) as (
     select * from partial_key_moves
@@ -128,9 +122,7 @@ carried_keys (
         carried_keys.source_schema,
         carried_keys.source_table,
         carried_keys.row_key,
-        carried_keys.row_identity_hash,
         partial_key_moves.before_row_key,
-        partial_key_moves.before_row_identity_hash,
         partial_key_moves.ordering_key
     from carried_keys
     inner join partial_key_moves
@@ -143,9 +135,8 @@ carried_bounds as (
     select
         {{ source_identity }},
         row_key,
-        {{ row_bucket('row_identity_hash') }} as row_bucket,
+        {{ row_bucket(source_identity) }} as row_bucket,
         carried_row_key,
-        {{ row_bucket('carried_identity_hash') }} as carried_row_bucket,
         max(bound_ordering_key) as bound_ordering_key
     from carried_keys
     where carried_row_key != row_key
@@ -244,7 +235,7 @@ read_identities as (
         carried_bounds.source_schema,
         carried_bounds.source_table,
         carried_bounds.carried_row_key as row_key,
-        carried_bounds.carried_row_bucket as row_bucket
+        carried_bounds.row_bucket
     from carried_bounds
     left semi join touched_identities
         on {{ same_table('carried_bounds', 'touched_identities') }}

@@ -363,6 +363,25 @@ def _identity_condition(table: SilverTable) -> list[str]:
     return conditions
 
 
+def _identity_literals(table: SilverTable) -> str:
+    """The table's source identity as SQL literals, in the order of macro row_bucket's
+    columns: ``'dts_canal_json', 'shop', null, 'orders'``."""
+    return ", ".join(
+        "null" if value is None else sql_literal(value)
+        for value in (
+            table.source_format,
+            table.source_database,
+            table.source_schema,
+            table.source_table,
+        )
+    )
+
+
+def _jinja_string(text: str) -> str:
+    """A Jinja string literal of ``text`` (backslash and double quote escaped)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def _jinja_safe(text: str) -> str:
     """``text`` for a Jinja comment: no comment end, no Jinja delimiters."""
     return text.replace("#}", "# }").replace("{{", "{ {").replace("{%", "{ %").replace("{#", "{ #")
@@ -400,9 +419,14 @@ def render_model_sql(model: TableModel) -> str:
         "with",
         "",
         # gold.current_rows' rows, read from gold's state directly (macros/cdc_gold.sql):
-        # a view over that view would cost every query of the model a second view's lookup
+        # a view over that view would cost every query of the model a second view's lookup;
+        # the table's bucket (macro row_bucket) makes Spark read its partition alone
         "current_rows as (",
-        "    {{ current_versions(ref('int_row_versions'), live_only=true) }}",
+        "    {{ current_versions(",
+        "        ref('int_row_versions'),",
+        "        live_only=true,",
+        f"        row_bucket=row_bucket({_jinja_string(_identity_literals(table))})",
+        "    ) }}",
         "),",
         "",
         "table_rows as (",
