@@ -1,9 +1,9 @@
 """What a reader of the public tables sees while `dbt run` writes them (issue 21): the
 ``simulated_increments`` fixture queries gold.current_rows (a view over the incremental
 gold.int_row_versions), silver.change_events and silver.quarantine in a loop, in a Spark session
-of its own, while its first incremental run rewrites them (the gold bucket of every changed table among them). Every
-query must succeed and return the table's state before the run or after it, never an error, a
-missing file or a partial table."""
+of its own, while its first incremental run rewrites them (the gold bucket of every changed
+table among them). Every query must succeed and return the table's state before the run or
+after it, never an error, a missing file or a partial table."""
 
 from __future__ import annotations
 
