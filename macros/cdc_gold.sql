@@ -39,6 +39,50 @@
     pmod(xxhash64({{ source_identity }}), {{ var('cdc_row_buckets') }})
 {%- endmacro %}
 
+{#
+    gold.int_row_versions' bucket layout, kept as a table property (row_bucket_layout_property)
+    that the table gets when it is created (config tblproperties) and again after every write
+    (post-hook record_row_bucket_layout: a full refresh switched in as a new generation keeps
+    the table and its old properties), and that every incremental run checks first
+    (assert_row_bucket_layout). A run on a state bucketed
+    otherwise - by the row identity (lakes built before 2026-11-29: no property), or with
+    another var('cdc_row_buckets') - would write an identity's new row into its new bucket and
+    keep its old row in the old one: gold would hold the identity twice. Such a run stops
+    instead, before it writes, with one line: run `dbt build --full-refresh` once.
+#}
+{% macro row_bucket_layout() -%}
+    source_table/{{ var('cdc_row_buckets') }}
+{%- endmacro %}
+
+{% macro row_bucket_layout_property() -%}
+    cdc_lakehouse.row_buckets
+{%- endmacro %}
+
+{% macro record_row_bucket_layout() -%}
+    alter table {{ this }} set tblproperties (
+        '{{ row_bucket_layout_property() }}' = '{{ row_bucket_layout() }}'
+    )
+{%- endmacro %}
+
+{% macro assert_row_bucket_layout() %}
+    {% if not execute %}
+        {{ return('') }}
+    {% endif %}
+    {% set result = run_query(
+        "show tblproperties " ~ this ~ " ('" ~ row_bucket_layout_property() ~ "')"
+    ) %}
+    {% set held = result.columns[1].values()[0] %}
+    {% if held != row_bucket_layout() %}
+        {% set held_text = "'" ~ held ~ "'" if held.startswith('source_table/')
+            else 'the row identity (a lake built before 2026-11-29)' %}
+        {% do exceptions.raise_compiler_error(
+            this ~ " holds its rows in buckets of " ~ held_text ~ ", this project writes '"
+            ~ row_bucket_layout() ~ "' (var cdc_row_buckets): run `dbt build --full-refresh` once"
+        ) %}
+    {% endif %}
+    {{ return('') }}
+{% endmacro %}
+
 {% macro row_event_type() -%}
     struct<
         change_kind: string,

@@ -27,9 +27,10 @@
 
     Incremental by design (partition-scoped overwrite), like the staging and silver models:
     the table is partitioned by row_bucket, a hash bucket of the row identity's source table
-    (macro row_bucket, var('cdc_row_buckets'); changing either needs --full-refresh), so a
-    typed gold view, which names its table's bucket, reads one partition, and a key move stays
-    in its bucket. A run reads the changes of silver.change_events resolved after the
+    (macro row_bucket, var('cdc_row_buckets'); changing either needs --full-refresh, and an
+    incremental run on a state bucketed otherwise stops and says so: macro
+    assert_row_bucket_layout), so a typed gold view, which names its table's bucket, reads one
+    partition, and a key move stays in its bucket. A run reads the changes of silver.change_events resolved after the
     watermark and the truncates ingested after it. It computes again only the touched
     identities - those with a new event, those that carry the events of such an identity (a
     later partial key move from it) and those of a table with a new truncate - from their
@@ -56,7 +57,14 @@
     incremental_strategy='insert_overwrite',
     partition_by=['row_bucket'],
     on_schema_change='fail',
+    tblproperties={row_bucket_layout_property() | trim: row_bucket_layout() | trim},
+    post_hook="{{ record_row_bucket_layout() }}",
 ) }}
+
+{# an incremental run stops here on a state bucketed otherwise (macro assert_row_bucket_layout) #}
+{% if is_incremental() %}
+    {% do assert_row_bucket_layout() %}
+{% endif %}
 
 {# the newest batch an earlier run applied: a literal, so Spark prunes with it #}
 {% set applied_batch_id = held_max('last_resolved_batch_id') if is_incremental() else -1 %}
