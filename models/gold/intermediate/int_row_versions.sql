@@ -63,7 +63,7 @@
 
 {# an incremental run stops here on a state bucketed otherwise (macro assert_row_bucket_layout) #}
 {% if is_incremental() %}
-    {% do assert_row_bucket_layout() %}
+{% do assert_row_bucket_layout() %}
 {% endif %}
 
 {# the newest batch an earlier run applied: a literal, so Spark prunes with it #}
