@@ -44,11 +44,11 @@
     that the table gets when it is created (config tblproperties) and again after every write
     (post-hook record_row_bucket_layout: a full refresh switched in as a new generation keeps
     the table and its old properties), and that every incremental run checks first
-    (assert_row_bucket_layout). A run on a state bucketed
-    otherwise - by the row identity (lakes built before 2026-11-29: no property), or with
-    another var('cdc_row_buckets') - would write an identity's new row into its new bucket and
-    keep its old row in the old one: gold would hold the identity twice. Such a run stops
-    instead, before it writes, with one line: run `dbt build --full-refresh` once.
+    (assert_row_bucket_layout). A run on a state bucketed otherwise - by the row identity
+    (lakes built before 2026-11-29: no property), or with another var('cdc_row_buckets') -
+    would write an identity's new row into its new bucket and keep its old row in the old one:
+    gold would hold the identity twice. Such a run stops instead, before it writes, with one
+    line: run `dbt build --full-refresh` once.
 #}
 {% macro row_bucket_layout() -%}
     source_table/{{ var('cdc_row_buckets') }}

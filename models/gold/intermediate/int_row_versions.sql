@@ -25,22 +25,21 @@
     broadcast). Only partial key moves, which carry one identity's events into another, add a
     join of the identities' kept events.
 
-    Incremental by design (partition-scoped overwrite), like the staging and silver models:
-    the table is partitioned by row_bucket, a hash bucket of the row identity's source table
-    (macro row_bucket, var('cdc_row_buckets'); changing either needs --full-refresh, and an
-    incremental run on a state bucketed otherwise stops and says so: macro
-    assert_row_bucket_layout), so a typed gold view, which names its table's bucket, reads one
-    partition, and a key move stays in its bucket. A run reads the changes of silver.change_events resolved after the
-    watermark and the truncates ingested after it. It computes again only the touched
-    identities - those with a new event, those that carry the events of such an identity (a
-    later partial key move from it) and those of a table with a new truncate - from their
-    stored row_events merged with the new ones; the other identities of the buckets it
-    rewrites keep their stored rows as they are. So a run equals `dbt build --full-refresh`
-    (tested); its computation costs what the touched identities hold, its write what the
-    touched buckets hold (a Parquet partition is the smallest unit it can replace). The
-    partial key moves are read from the whole of silver.change_events (a few rows; the query
-    leaves the recursion out when there is none), and the carried events of an old key from
-    its stored row.
+    Incremental by design (partition-scoped overwrite), like the staging and silver models: the
+    table is partitioned by row_bucket, a hash bucket of the row identity's source table (macro
+    row_bucket, var('cdc_row_buckets'); changing either needs --full-refresh, and an incremental
+    run on a state bucketed otherwise stops and says so: macro assert_row_bucket_layout), so a
+    typed gold view, which names its table's bucket, reads one partition, and a key move stays
+    in its bucket. A run reads the changes of silver.change_events resolved after the watermark
+    and the truncates ingested after it. It computes again only the touched identities - those
+    with a new event, those that carry the events of such an identity (a later partial key move
+    from it) and those of a table with a new truncate - from their stored row_events merged with
+    the new ones; the other identities of the buckets it rewrites keep their stored rows as they
+    are. So a run equals `dbt build --full-refresh` (tested); its computation costs what the
+    touched identities hold, its write what the touched buckets hold (a Parquet partition is the
+    smallest unit it can replace). The partial key moves are read from the whole of
+    silver.change_events (a few rows; the query leaves the recursion out when there is none),
+    and the carried events of an old key from its stored row.
     The CTEs such a run names in several places (the new events, the identities it touches
     and reads, the key-move chains) are computed once (macro computed_once): Spark would
     otherwise compute each again at every place that names it.
