@@ -41,14 +41,13 @@
 
 {#
     gold.int_row_versions' bucket layout, kept as a table property (row_bucket_layout_property)
-    that the table gets when it is created (config tblproperties) and again after every write
-    (post-hook record_row_bucket_layout: a full refresh switched in as a new generation keeps
-    the table and its old properties), and that every incremental run checks first
-    (assert_row_bucket_layout). A run on a state bucketed otherwise - by the row identity
-    (lakes built before 2026-11-29: no property), or with another var('cdc_row_buckets') -
-    would write an identity's new row into its new bucket and keep its old row in the old one:
-    gold would hold the identity twice. Such a run stops instead, before it writes, with one
-    line: run `dbt build --full-refresh` once.
+    that the table gets whenever it is created - its first build and every full refresh, which
+    drops and creates it (config tblproperties) - and that every run on the existing table
+    checks first (assert_row_bucket_layout). A run on a state bucketed otherwise - by the row
+    identity (lakes built before 2026-11-29: no property), or with another
+    var('cdc_row_buckets') - would write an identity's new row into its new bucket and keep its
+    old row in the old one: gold would hold the identity twice. Such a run stops instead,
+    before it writes, with one line: run `dbt build --full-refresh` once.
 #}
 {% macro row_bucket_layout() -%}
     source_table/{{ var('cdc_row_buckets') }}
@@ -58,22 +57,19 @@
     cdc_lakehouse.row_buckets
 {%- endmacro %}
 
-{% macro record_row_bucket_layout() -%}
-    alter table {{ this }} set tblproperties (
-        '{{ row_bucket_layout_property() }}' = '{{ row_bucket_layout() }}'
-    )
-{%- endmacro %}
-
+{#
+    assert_row_bucket_layout(): raise the compilation error above when the model's existing
+    table holds another layout. Checked on every run that keeps the table (dbt's
+    is_incremental(): the table exists and this is not a full refresh), the recovery of an
+    interrupted write included: it rewrites only the buckets it computes.
+#}
 {% macro assert_row_bucket_layout() %}
-    {% if not execute %}
+    {% if not (execute and dbt.is_incremental()) %}
         {{ return('') }}
     {% endif %}
-    {% set result = run_query(
-        "show tblproperties " ~ this ~ " ('" ~ row_bucket_layout_property() ~ "')"
-    ) %}
-    {% set held = result.columns[1].values()[0] %}
+    {% set held = table_properties(this).get(row_bucket_layout_property()) %}
     {% if held != row_bucket_layout() %}
-        {% set held_text = "'" ~ held ~ "'" if held.startswith('source_table/')
+        {% set held_text = "'" ~ held ~ "'" if held
             else 'the row identity (a lake built before 2026-11-29)' %}
         {% do exceptions.raise_compiler_error(
             this ~ " holds its rows in buckets of " ~ held_text ~ ", this project writes '"

@@ -40,13 +40,7 @@
 
 {# write_in_progress(relation): true when relation has the property (a write was interrupted) #}
 {% macro write_in_progress(relation) %}
-    {% if not execute or load_relation(relation) is none %}
-        {{ return(false) }}
-    {% endif %}
-    {% set result = run_query(
-        "show tblproperties " ~ relation ~ " ('" ~ write_in_progress_property() ~ "')"
-    ) %}
-    {{ return(result.columns[1].values()[0] == 'true') }}
+    {{ return(table_properties(relation).get(write_in_progress_property()) == 'true') }}
 {% endmacro %}
 
 {% macro tracks_interrupted_writes() %}

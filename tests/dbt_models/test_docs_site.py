@@ -79,9 +79,7 @@ def test_current_rows_page_and_lineage_graph(browser, docs_site: Path) -> None:
     unique_id = model_unique_id(manifest, MODEL)
     upstream = upstream_nodes(manifest, unique_id)
     # the manifest's lineage of current_rows is what the graph must draw; guard its derivation
-    assert {"int_row_versions", "change_events"} <= set(
-        upstream.values()
-    )
+    assert {"int_row_versions", "change_events"} <= set(upstream.values())
     assert "bronze.kafka_records" in upstream.values()
 
     with serve(docs_site) as url:

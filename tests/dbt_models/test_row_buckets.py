@@ -90,3 +90,44 @@ def test_an_incremental_run_on_a_lake_bucketed_by_row_identity_stops(
     message = _failure_message(result)
     assert "buckets of the row identity (a lake built before 2026-11-29)" in message, message
     assert sorted(spark.table("gold.int_row_versions").inputFiles()) == sorted(before)
+
+
+def test_a_rerun_after_an_interrupted_write_checks_the_layout_too(
+    spark: Any, run_dbt: Any, built_lake: Any
+):
+    """An interrupted write's rerun recomputes as on a first run but overwrites only the buckets
+    it computes: on a lake bucketed by row identity it would keep the stale ones, so it stops
+    as an incremental run does."""
+    before = spark.table("gold.int_row_versions").inputFiles()
+    spark.sql(
+        "alter table gold.int_row_versions set tblproperties"
+        " ('cdc_lakehouse.write_in_progress' = 'true')"
+    )
+    spark.sql(f"alter table gold.int_row_versions unset tblproperties ('{LAYOUT_PROPERTY}')")
+    try:
+        result = run_dbt("run", "--select", "int_row_versions", expect_success=False)
+    finally:
+        spark.sql(
+            "alter table gold.int_row_versions unset tblproperties"
+            " ('cdc_lakehouse.write_in_progress')"
+        )
+        spark.sql(
+            f"alter table gold.int_row_versions set tblproperties"
+            f" ('{LAYOUT_PROPERTY}' = 'source_table/16')"
+        )
+    assert not result.success
+    message = _failure_message(result)
+    assert "buckets of the row identity (a lake built before 2026-11-29)" in message, message
+    assert sorted(spark.table("gold.int_row_versions").inputFiles()) == sorted(before)
+
+
+def test_a_full_refresh_records_the_layout(spark: Any, run_dbt: Any, built_lake: Any):
+    """The way out the stop names: after `--full-refresh` the table holds this project's layout
+    again, and the next incremental run goes through."""
+    rows_before = spark.table("gold.int_row_versions").count()
+    spark.sql(f"alter table gold.int_row_versions unset tblproperties ('{LAYOUT_PROPERTY}')")
+    run_dbt("run", "--select", "int_row_versions", "--full-refresh")
+    value = spark.sql(f"show tblproperties gold.int_row_versions ('{LAYOUT_PROPERTY}')").first()[1]
+    assert value == "source_table/16"
+    assert spark.table("gold.int_row_versions").count() == rows_before
+    run_dbt("run", "--select", "int_row_versions")

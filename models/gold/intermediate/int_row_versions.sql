@@ -57,16 +57,16 @@
     partition_by=['row_bucket'],
     on_schema_change='fail',
     tblproperties={row_bucket_layout_property() | trim: row_bucket_layout() | trim},
-    post_hook="{{ record_row_bucket_layout() }}",
 ) }}
 
-{# an incremental run stops here on a state bucketed otherwise (macro assert_row_bucket_layout) #}
-{% if is_incremental() %}
+{# a run on its existing table stops here if it is bucketed otherwise (assert_row_bucket_layout) #}
 {% do assert_row_bucket_layout() %}
-{% endif %}
+
+{# read once: is_incremental() reads the table properties (macros/cdc_interrupted_writes.sql) #}
+{% set incremental = is_incremental() %}
 
 {# the newest batch an earlier run applied: a literal, so Spark prunes with it #}
-{% set applied_batch_id = held_max('last_resolved_batch_id') if is_incremental() else -1 %}
+{% set applied_batch_id = held_max('last_resolved_batch_id') if incremental else -1 %}
 
 {# a partial change that moves the key; asked of the whole history #}
 {% set partial_key_move = 'after_image_is_partial and before_row_key != row_key' %}
@@ -93,7 +93,7 @@ new_events as (
         row_event
     from change_events
         lateral view explode({{ change_row_events() }}) exploded as row_event
-    {% if is_incremental() %}
+    {% if incremental %}
     where resolved_batch_id > {{ applied_batch_id }}
         and {{ computed_once() }}
     {% endif %}
@@ -148,11 +148,11 @@ carried_bounds as (
     from carried_keys
     where carried_row_key != row_key
     group by all
-    having {{ computed_once(is_incremental()) }}
+    having {{ computed_once(incremental) }}
 ),
 {% endif %}
 
-{% if is_incremental() %}
+{% if incremental %}
 {# changes built in an earlier run and keyed again now by a key learned since (their batch was
    computed again: ingest_batch_id already applied, resolved_batch_id new), with the identity
    they had before: all the columns of their image #}
@@ -267,7 +267,7 @@ held_rows as (
 {# every event of the identities the run computes (and of the old keys they carry from) #}
 all_events as (
     select * from new_events
-    {% if is_incremental() %}
+    {% if incremental %}
     union all
     select
         {{ source_identity }},
@@ -314,7 +314,7 @@ identity_events as (
         *,
         {{ first_whole_ordering_key('row_events') }} as first_whole_ordering_key
     from distinct_events
-    where {{ computed_once(is_incremental()) }}
+    where {{ computed_once(incremental) }}
 ),
 
 {# the truncates of each table: every identity of the table replays them #}
@@ -412,7 +412,7 @@ computed as (
 ),
 
 final as (
-    {% if is_incremental() %}
+    {% if incremental %}
     select computed.*
     from computed
     left semi join touched_identities

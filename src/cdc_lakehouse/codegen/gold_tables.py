@@ -350,31 +350,34 @@ def sql_literal(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _identity_condition(table: SilverTable) -> list[str]:
-    conditions = [f"source_format = {sql_literal(table.source_format)}"]
-    for column, value in (
-        ("source_database", table.source_database),
-        ("source_schema", table.source_schema),
-    ):
-        conditions.append(
-            f"{column} is null" if value is None else f"{column} = {sql_literal(value)}"
+def _identity_values(table: SilverTable) -> list[tuple[str, str]]:
+    """The table's source identity as (column, SQL literal) pairs, in the order of macro
+    row_bucket's columns: ``("source_format", "'dts_canal_json'")``, ...,
+    ``("source_schema", "null")``."""
+    return [
+        (column, "null" if value is None else sql_literal(value))
+        for column, value in (
+            ("source_format", table.source_format),
+            ("source_database", table.source_database),
+            ("source_schema", table.source_schema),
+            ("source_table", table.source_table),
         )
-    conditions.append(f"source_table = {sql_literal(table.source_table)}")
-    return conditions
+    ]
+
+
+def _identity_condition(table: SilverTable) -> list[str]:
+    """One SQL condition per identity column: ``source_format = 'dts_canal_json'``,
+    ``source_schema is null``."""
+    return [
+        f"{column} is null" if literal == "null" else f"{column} = {literal}"
+        for column, literal in _identity_values(table)
+    ]
 
 
 def _identity_literals(table: SilverTable) -> str:
     """The table's source identity as SQL literals, in the order of macro row_bucket's
     columns: ``'dts_canal_json', 'shop', null, 'orders'``."""
-    return ", ".join(
-        "null" if value is None else sql_literal(value)
-        for value in (
-            table.source_format,
-            table.source_database,
-            table.source_schema,
-            table.source_table,
-        )
-    )
+    return ", ".join(literal for _, literal in _identity_values(table))
 
 
 def _jinja_string(text: str) -> str:
