@@ -253,6 +253,7 @@ def test_memory_target_takes_the_largest_peak_of_the_formats_at_the_largest_size
         (["--tables", "0"], "must be 1 or more"),
         (["--base-tables", "-3"], "must be 1 or more"),
         (["--tables-rounds", "0"], "must be 1 or more"),
+        (["--deployment", "canal"], "invalid choice: 'canal'"),
         (["--tables-changes", "x"], "'x' is not a whole number"),
         (["--part", "tables", "--tables", "10"], "--tables 10 must be above --base-tables 10"),
     ],
@@ -450,3 +451,13 @@ def test_markdown_splits_each_stages_peak_by_process_kind() -> None:
     assert lines[-1] == "| a | incremental batch | 6,656 | 5,120 (1) | - | 1,536 (4) | - | - |"
     assert len(lines) == 6  # only the stage measured with the split has a row
     assert report.memory_markdown([_format_result("b", 3.0, 1.0, 2.0)]) == []
+
+
+def test_the_incremental_target_names_a_one_format_deployment() -> None:
+    doc = _document([_format_result("a", 3.0, 1.0, 2.0)], [])
+    doc["incremental"] = [_incremental(45.0, 20.0)]
+    shipped = {t["target"]: t["figure"] for t in report.summary(doc)["targets"]}[3]
+    assert "deployed" not in shipped
+    doc["incremental"] = [{**_incremental(45.0, 20.0), "cdc_formats": ["dts_canal_json"]}]
+    figure = {t["target"]: t["figure"] for t in report.summary(doc)["targets"]}[3]
+    assert "on 200,000, the project deployed for dts_canal_json alone; script 20.0 s" in figure

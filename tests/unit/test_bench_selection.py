@@ -14,12 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse.bench.pipeline import staging_selection
+from cdc_lakehouse.bench.pipeline import Pipeline, staging_selection
 
 PROJECT = Path(__file__).resolve().parents[2]
 
 
-def _selected_models(tmp_path: Path, selectors: tuple[str, ...]) -> set[str]:
+def _selected_models(
+    tmp_path: Path, selectors: tuple[str, ...], extra: tuple[str, ...] = ()
+) -> set[str]:
     from dbt.cli.main import dbtRunner
 
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
@@ -33,6 +35,7 @@ def _selected_models(tmp_path: Path, selectors: tuple[str, ...]) -> set[str]:
             "name",
             "--select",
             *selectors,
+            *extra,
             "--project-dir",
             str(PROJECT),
             "--profiles-dir",
@@ -58,3 +61,16 @@ def test_a_format_and_the_other_formats_select_every_intermediate_model(
     assert intermediates <= own | others
     # each intermediate is built once: with its own format, not with the others too
     assert not (own & others & intermediates)
+
+
+def test_a_deployment_of_one_format_builds_its_staging_folder_alone(tmp_path: Path) -> None:
+    """``--deployment its-format``: the bench's dbt commands carry var cdc_formats, and dbt
+    then builds that format's staging models and none of another format's."""
+    pipeline = Pipeline(None, PROJECT, tmp_path, ("dts_canal_json",))
+    deployed = _selected_models(tmp_path, ("path:models",), pipeline._deployment_vars(("build",)))
+    shipped = _selected_models(tmp_path, ("path:models",))
+    assert "stg_dts_canal__events" in deployed
+    assert "stg_qlik__events" in shipped and "stg_qlik__events" not in deployed
+    assert "current_rows" in deployed
+    # a command with vars of its own keeps them
+    assert pipeline._deployment_vars(("build", "--vars", "{x: 1}")) == ()

@@ -45,6 +45,9 @@ DEFAULT_FACTORS = (1, 4, 16)
 PARTS = ("formats", "growth", "incremental", "ingest", "tables")
 """The bench's parts: throughput per format, cost growth, incremental against recompute,
 ingest records/s (dump and Kafka), cost of source tables."""
+DEPLOYMENTS = ("all-formats", "its-format")
+"""How the growth and incremental parts deploy the project: every format's models, or only
+those of the measured format (var ``cdc_formats``, README "Choosing the formats")."""
 DEFAULT_PARTS = ("formats", "growth")
 """The default run (about 20 minutes on 2 cores); ``--part incremental`` adds target 3's run
 on a 200,000-change history (several minutes more), ``--part ingest`` target 4's (a
@@ -166,6 +169,16 @@ def build_parser() -> argparse.ArgumentParser:
         help=(
             "part incremental: row changes of the new batch "
             f"(default {DEFAULT_HISTORY_BATCH_CHANGES:,})"
+        ),
+    )
+    parser.add_argument(
+        "--deployment",
+        choices=DEPLOYMENTS,
+        default="all-formats",
+        help=(
+            "parts growth and incremental: build the project as shipped, every format's models "
+            "(all-formats, the default), or as deployed for --growth-format alone "
+            "(its-format: var cdc_formats lists that format)"
         ),
     )
     parser.add_argument(
@@ -373,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     batch_changes = args.batch_changes or max(args.changes // 10, 1)
     growth_batch = args.growth_batch_changes or max(args.growth_changes // 16, 1)
     scratch = args.work_dir or Path(tempfile.mkdtemp(prefix="cdc-bench-"))
+    deployed = [args.growth_format] if args.deployment == "its-format" else []
     started = time.monotonic()
     document: dict[str, Any] = {
         "machine": report.machine(),
@@ -387,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
             "factors": list(args.factors) if "growth" in parts else [],
             "history_changes": args.history_changes,
             "history_batch_changes": args.history_batch_changes,
+            "deployment": args.deployment,
             "ingest_format": args.ingest_format,
             "ingest_records": args.ingest_records,
             "tables": [args.base_tables, args.tables] if "tables" in parts else [],
@@ -421,6 +436,7 @@ def main(argv: list[str] | None = None) -> int:
                     "factor": factor,
                     "batch_changes": growth_batch,
                     "seed": args.seed,
+                    "cdc_formats": deployed,
                 }
                 result = run_worker("growth", spec, scratch / f"growth-{factor}x", project_dir)
                 document["growth"].append(result)
@@ -431,6 +447,7 @@ def main(argv: list[str] | None = None) -> int:
                 "changes": args.history_changes,
                 "batch_changes": args.history_batch_changes,
                 "seed": args.seed,
+                "cdc_formats": deployed,
             }
             result = run_worker("incremental", spec, scratch / "incremental", project_dir)
             document["incremental"].append(result)

@@ -38,10 +38,17 @@ class HistoryThenBatch:
 
 
 def build_history_then_batch(
-    format_: str, changes: int, batch_changes: int, seed: int, work_dir: Path, project_dir: Path
+    format_: str,
+    changes: int,
+    batch_changes: int,
+    seed: int,
+    work_dir: Path,
+    project_dir: Path,
+    cdc_formats: tuple[str, ...] = (),
 ) -> HistoryThenBatch:
     """Ingest a ``changes`` history, * ``dbt build``; ingest a ``batch_changes`` batch,
-    * ``dbt build`` (incremental). Each build and the batch ingest are measured.
+    * ``dbt build`` (incremental). Each build and the batch ingest are measured. Both builds
+    are of the project deployed for ``cdc_formats`` (var ``cdc_formats``; empty: every format).
 
     Raises:
         BenchError: a pipeline step failed.
@@ -51,7 +58,7 @@ def build_history_then_batch(
     load = workloads.build(format_, changes, batch_changes, seed)
     history_dump, batch_dump = workloads.write(load, work_dir / "dump")
     spark = get_spark()
-    pipeline = Pipeline(spark, project_dir, work_dir)
+    pipeline = Pipeline(spark, project_dir, work_dir, cdc_formats)
     records = pipeline.ingest(history_dump)
     with measured() as full:
         pipeline.dbt("build")
@@ -81,17 +88,26 @@ def build_history_then_batch(
 
 def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, Any]:
     """Measure one history size. ``spec``: ``{"format", "changes", "factor",
-    "batch_changes", "seed"}`` (``changes`` = the 1x history).
+    "batch_changes", "seed"}`` (``changes`` = the 1x history) and optionally ``"cdc_formats"``
+    (the deployment's formats, :func:`build_history_then_batch`).
 
     Raises:
         BenchError: a pipeline step failed.
     """
     changes = spec["changes"] * spec["factor"]
+    cdc_formats = tuple(spec.get("cdc_formats") or ())
     m = build_history_then_batch(
-        spec["format"], changes, spec["batch_changes"], spec["seed"], work_dir, project_dir
+        spec["format"],
+        changes,
+        spec["batch_changes"],
+        spec["seed"],
+        work_dir,
+        project_dir,
+        cdc_formats,
     )
     return {
         "format": spec["format"],
+        "cdc_formats": list(cdc_formats),
         "factor": spec["factor"],
         "changes": changes,
         "batch_changes": spec["batch_changes"],

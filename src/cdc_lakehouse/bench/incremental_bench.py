@@ -22,20 +22,24 @@ from cdc_lakehouse.bench.pipeline import BRONZE_TABLE
 
 def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, Any]:
     """Measure one incremental build against a recompute. ``spec``: ``{"format", "changes",
-    "batch_changes", "seed"}`` (``changes`` = the history).
+    "batch_changes", "seed"}`` (``changes`` = the history) and optionally ``"cdc_formats"``
+    (the formats the project is deployed for: var ``cdc_formats``; empty or absent: every
+    format).
 
     Returns:
-        ``format``, ``changes``, ``batch_changes``, ``events`` (history) and ``batch_events``
-        (rows of ``silver.change_events``), ``full_build_s``, ``incremental_build_s`` and
-        its ``incremental_build_peak_rss_bytes``, ``script_s`` (the PySpark script on all of
-        bronze) and ``script_equals_gold``, ``gold_equals_oracle`` and the first
-        ``gold_differences``, ``incremental_build_nodes`` (see ``Pipeline.node_times``).
+        ``format``, ``cdc_formats``, ``changes``, ``batch_changes``, ``events`` (history)
+        and ``batch_events`` (rows of ``silver.change_events``), ``full_build_s``,
+        ``incremental_build_s`` and its ``incremental_build_peak_rss_bytes``, ``script_s``
+        (the PySpark script on all of bronze) and ``script_equals_gold``,
+        ``gold_equals_oracle`` and the first ``gold_differences``, ``incremental_build_nodes``
+        (see ``Pipeline.node_times``).
 
     Raises:
         BenchError: a pipeline step failed.
     """
     from cdc_lakehouse.bench.baselines import pyspark_script
 
+    cdc_formats = tuple(spec.get("cdc_formats") or ())
     m = build_history_then_batch(
         spec["format"],
         spec["changes"],
@@ -43,6 +47,7 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
         spec["seed"],
         work_dir,
         project_dir,
+        cdc_formats,
     )
     topics = m.load.topics
     gold = m.pipeline.gold_rows(topics)
@@ -56,6 +61,7 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
     script_problems = check.differences(gold, script.rows, columns)
     return {
         "format": spec["format"],
+        "cdc_formats": list(cdc_formats),
         "changes": spec["changes"],
         "batch_changes": spec["batch_changes"],
         "events": m.history_events,

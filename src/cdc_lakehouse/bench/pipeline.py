@@ -57,11 +57,15 @@ class Pipeline:
         spark: the process's SparkSession (:func:`cdc_lakehouse.spark_session.get_spark`).
         project_dir: the dbt project (holds ``dbt_project.yml`` and ``seeds/cdc_topics.csv``).
         work_dir: this worker's scratch directory (dbt target and logs).
+        cdc_formats: the formats the project is deployed for (var ``cdc_formats``, passed to
+            every dbt command that sets no ``--vars`` of its own); empty: every format, the
+            project as shipped.
     """
 
     spark: Any
     project_dir: Path
     work_dir: Path
+    cdc_formats: tuple[str, ...] = ()
 
     def ingest(self, dump: Path) -> int:
         """Ingest a topic dump into ``bronze.kafka_records``; returns the records written."""
@@ -116,6 +120,7 @@ class Pipeline:
             # a benchmark measures a production build: without the unit tests, which dbt's
             # docs keep to development and CI (README "Unit tests")
             *(("--exclude-resource-type", "unit_test") if args[:1] == ("build",) else ()),
+            *self._deployment_vars(args),
             "--project-dir",
             str(self.project_dir),
             "--profiles-dir",
@@ -134,6 +139,11 @@ class Pipeline:
             if str(node.status) not in ("success", "pass")
         ]
         raise BenchError(f"dbt {' '.join(args)} failed: {result.exception or failures}")
+
+    def _deployment_vars(self, args: tuple[str, ...]) -> tuple[str, ...]:
+        if not self.cdc_formats or "--vars" in args:
+            return ()
+        return ("--vars", "{cdc_formats: [" + ", ".join(self.cdc_formats) + "]}")
 
     def node_times(self, top: int = 8) -> dict[str, Any]:
         """Where the last dbt command's time went (its ``run_results.json``): seconds per

@@ -255,9 +255,11 @@ def targets(document: dict[str, Any]) -> list[dict[str, Any]]:
     if incremental:
         r = incremental[0]
         ratio = r["incremental_build_s"] / r["script_s"]
+        deployed = r.get("cdc_formats") or []
+        deployment = f", the project deployed for {', '.join(deployed)} alone" if deployed else ""
         figure = (
             f"{ratio:.2f}x ({r['incremental_build_s']:.1f} s for {r['batch_changes']:,} changes "
-            f"on {r['changes']:,}; script {r['script_s']:.1f} s){growth_text}"
+            f"on {r['changes']:,}{deployment}; script {r['script_s']:.1f} s){growth_text}"
         )
         met = ratio <= INCREMENTAL_TARGET and (
             growth_ratio is None or growth_ratio <= GROWTH_TARGET
