@@ -423,7 +423,9 @@
     current_versions(row_versions, live_only=false, row_bucket=none): the select of the
     current versions of gold.int_row_versions (`row_versions`, a ref to it): one row per row
     identity that has a version, with its values and how it ended if it did (the columns of
-    gold.current_rows_with_deletes); live_only keeps the rows not deleted (gold.current_rows').
+    gold.current_rows_with_deletes; last_resolved_batch_id, the newest ingest batch that
+    changed the identity, scopes the data tests of an incremental build to the identities it
+    rewrote); live_only keeps the rows not deleted (gold.current_rows').
     row_bucket, the SQL of one table's bucket (macro row_bucket on its literals), reads that
     partition alone: a typed gold view of one source table passes its own.
     gold.current_rows, gold.current_rows_with_deletes and every typed gold view read gold's
@@ -453,7 +455,8 @@
         current_version.op as last_op,
         current_version.ordering_key as last_ordering_key,
         current_version.event_time as last_event_time,
-        n_versions
+        n_versions,
+        last_resolved_batch_id
     from {{ row_versions }}
     where current_version is not null
     {%- if live_only %}

@@ -35,7 +35,8 @@ final as (
         row_values,
         last_op,
         last_ordering_key,
-        last_event_time
+        last_event_time,
+        last_resolved_batch_id
     from live_versions
 )
 

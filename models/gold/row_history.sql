@@ -40,6 +40,7 @@ versions as (
         row_versions.source_schema,
         row_versions.source_table,
         row_versions.row_key,
+        row_versions.last_resolved_batch_id,
         version_index + 1 as version_number,
         version,
         try_element_at(row_versions.versions, version_index + 2) as next_version
@@ -65,7 +66,8 @@ final as (
         next_version.event_time as valid_to,
         next_version is null as is_current,
         version.event_id,
-        version.moved_to_row_key
+        version.moved_to_row_key,
+        last_resolved_batch_id
     from versions
 )
 

@@ -14,7 +14,7 @@ SCOPE = (
 
 def _compiled(run_dbt, test_name: str, *args: str) -> str:
     run_dbt("compile", "--select", test_name, *args)
-    found = list(Path(run_dbt.target_path, "compiled").rglob(f"{test_name}*.sql"))
+    found = list(Path(run_dbt.target_path, "compiled").rglob(f"{test_name}.sql"))
     assert len(found) == 1, found
     return found[0].read_text(encoding="utf-8")
 
@@ -31,28 +31,44 @@ def test_a_successful_build_records_the_newest_bronze_batch(spark, built_lake) -
 def test_a_test_of_a_batch_partitioned_model_reads_the_new_batches_only(
     run_dbt, built_lake
 ) -> None:
-    scoped = _compiled(run_dbt, "unique_change_events_event_id")
+    scoped = _compiled(run_dbt, "column_checks_change_events")
     assert f"from (select * from silver.change_events where {SCOPE}) dbt_subquery" in scoped
     everything = _compiled(
-        run_dbt, "unique_change_events_event_id", "--vars", "{cdc_full_tests: true}"
+        run_dbt, "column_checks_change_events", "--vars", "{cdc_full_tests: true}"
     )
     assert "cdc_tested_batches" not in everything
     assert "from silver.change_events" in everything
 
 
+def test_the_gold_views_tests_read_the_row_identities_the_build_rewrote(
+    run_dbt, built_lake
+) -> None:
+    # their rules hold per row identity; last_resolved_batch_id is the identity's newest batch
+    for test_name, view in (
+        ("column_checks_row_history", "gold.row_history"),
+        ("column_checks_current_rows", "gold.current_rows"),
+    ):
+        scoped = _compiled(run_dbt, test_name)
+        scope = SCOPE.replace(
+            "coalesce(resolved_batch_id, ingest_batch_id)", "last_resolved_batch_id"
+        )
+        assert f"from (select * from {view} where {scope}) dbt_subquery" in scoped
+
+
 def test_a_model_without_a_batch_column_is_tested_whole(run_dbt, built_lake) -> None:
-    # gold.current_rows: a view of the current state, no batch column
-    run_dbt("compile", "--select", "current_rows,test_type:generic")
+    # a typed gold view: its table's current rows, no batch column
+    model = "dataworks__mydatabase__myschema__tablename"
+    run_dbt("compile", "--select", f"{model},test_type:generic")
     target = Path(run_dbt.target_path)
     manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
     tests = [
         node
         for node in manifest["nodes"].values()
         if node["resource_type"] == "test"
-        and node.get("attached_node") == "model.cdc_lakehouse.current_rows"
+        and node.get("attached_node") == f"model.cdc_lakehouse.{model}"
     ]
     assert tests
     for node in tests:
         sql = (target / node["compiled_path"]).read_text(encoding="utf-8")
-        assert "from gold.current_rows" in sql
+        assert f"from gold.{model}" in sql
         assert "cdc_tested_batches" not in sql

@@ -535,7 +535,7 @@ def test_dbt_killed_in_row_versions_then_rerun_build_passes(killed_and_rerun):
     for node in (
         "OK created sql incremental model gold.int_row_versions",
         "PASS assert_every_bronze_record_accounted_for",
-        "PASS source_unique_combination_of_columns_bronze_kafka_records_topic__partition__offset",
+        "PASS column_checks_bronze_kafka_records",
     ):
         assert node in rerun.output, node
 

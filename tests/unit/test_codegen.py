@@ -214,12 +214,13 @@ def test_dataworks_model_sql_and_yml(mappings):
     assert yml.count("    data_tests:\n") == 1
     assert (
         "    data_tests:\n"
-        "      - primary_key:\n"
+        "      - column_checks:\n"
+        "          name: column_checks_dataworks__shop__orders\n"
         "          arguments:\n"
-        "            key_columns: [id]\n"
-        "            not_null_columns: [id, last_op, last_ordering_key]\n"
+        "            not_null: [id, last_op, last_ordering_key]\n"
+        "            unique:\n"
+        "              - [id]\n"
     ) in yml
-    assert "not_null_columns:\n" not in yml
 
 
 def test_canal_fallbacks_are_described(mappings):
@@ -242,7 +243,7 @@ def test_untyped_format_emits_strings_and_says_so(mappings):
     assert "declares no column types: every column is string" in sql
     yml = files["dts_shareplex/_dts_shareplex__models.yml"]
     assert "declares no column types: every column is string" in yml
-    assert "key_columns: [mio_log_id]" in yml
+    assert "unique:\n              - [mio_log_id]\n" in yml
 
 
 def test_schema_versions_keys_and_qlik_names(mappings):
@@ -263,8 +264,8 @@ def test_schema_versions_keys_and_qlik_names(mappings):
     (mixed_model,) = plan_models([mixed], mappings)
     assert mixed_model.key_columns == ()
     yml = generate_files([mixed_model], [mixed_model])["lindorm/_lindorm__models.yml"]
-    assert "primary_key" not in yml
-    assert "column_names: [last_op, last_ordering_key]" in yml
+    assert "unique:" not in yml
+    assert "not_null: [last_op, last_ordering_key]" in yml
     assert "more than one way" in yml
 
 

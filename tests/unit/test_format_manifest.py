@@ -41,13 +41,12 @@ def yaml_models(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def accepted_values(model: dict[str, Any], column: str) -> list[str]:
-    """The ``accepted_values`` of ``column`` in a model's YAML entry ([] when none)."""
-    for entry in model.get("columns", []):
-        if entry["name"] != column:
-            continue
-        for test in entry.get("data_tests", []):
-            if isinstance(test, dict) and "accepted_values" in test:
-                return list(test["accepted_values"]["arguments"]["values"])
+    """The accepted values of ``column`` in a model's ``column_checks`` data test ([] when
+    none; tests/dbt/generic/column_checks.sql)."""
+    for test in model.get("data_tests", []):
+        if isinstance(test, dict) and "column_checks" in test:
+            checked = test["column_checks"]["arguments"].get("accepted_values", {})
+            return list(checked.get(column, []))
     return []
 
 

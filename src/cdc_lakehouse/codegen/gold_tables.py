@@ -544,22 +544,19 @@ def render_folder_yml(folder: str, models: Sequence[TableModel]) -> str:
         not_null = [c.name for c in model.columns if c.is_key] + [
             meta for meta, _type, _description in METADATA_COLUMNS if meta != "last_event_time"
         ]
-        # one test node per model (a node costs about 0.3 s whatever it reads): the key's
-        # uniqueness and the not-null columns in one query (tests/dbt/generic/primary_key.sql)
+        # one test node per model (a node costs about 0.3 s whatever it reads): the not-null
+        # columns and the key's uniqueness in one query (tests/dbt/generic/column_checks.sql)
+        lines += [
+            "    data_tests:",
+            "      - column_checks:",
+            f"          name: column_checks_{model.name}",
+            "          arguments:",
+            f"            not_null: [{', '.join(not_null)}]",
+        ]
         if model.key_columns:
             lines += [
-                "    data_tests:",
-                "      - primary_key:",
-                "          arguments:",
-                f"            key_columns: [{', '.join(model.key_columns)}]",
-                f"            not_null_columns: [{', '.join(not_null)}]",
-            ]
-        else:
-            lines += [
-                "    data_tests:",
-                "      - not_null_columns:",
-                "          arguments:",
-                f"            column_names: [{', '.join(not_null)}]",
+                "            unique:",
+                f"              - [{', '.join(model.key_columns)}]",
             ]
     lines.append("")
     return with_header("\n".join(lines), "yml")
