@@ -179,9 +179,16 @@
     own query ending in `where false` gives, but Spark analyses this in milliseconds: a large
     model's query took 0.3-0.9 s to analyse (twice: its temporary view, then the insert) only
     to find it empty, which an incremental build paid for every format without new records.
+    Its comment (nothing_new_marker) tells the incremental materialization
+    (macros/cdc_incremental_materialization.sql) that there is nothing to write: it then
+    writes nothing at all (no temporary view, no insert, no interrupted-write bracket).
 #}
 {% macro no_new_rows() -%}
-    select * from {{ this }} where false
+    select * from {{ this }} where false {{ nothing_new_marker() }}
+{%- endmacro %}
+
+{% macro nothing_new_marker() -%}
+    /* cdc_lakehouse: nothing new */
 {%- endmacro %}
 
 {#

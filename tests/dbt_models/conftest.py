@@ -192,7 +192,9 @@ def simulated_increments(
                 result = run_dbt(*command)
             readers_during_run = {"readers": readers, "windows": node_windows(result)}
         else:
-            run_dbt(*command)
+            result = run_dbt(*command)
+    # what the last build said of each model (a model with nothing new: "nothing new")
+    last_build_messages = {r.node.name: r.message for r in result.result.results}
     incremental = {name: gold_tables(spark, s) for name, s in simulations.items()}
     incremental_states = row_versions_state(spark)
     late_keyed = gold_rows(spark, "source_schema = 'EDGE' and source_table = 'LATE_KEYED'")
@@ -213,6 +215,7 @@ def simulated_increments(
         "late_metadata": late_metadata,
         "late_metadata_full_refresh": qlik_late_state(spark),
         "readers_during_run": readers_during_run,
+        "last_build_messages": last_build_messages,
         "table_differences": {
             table: table_differences(
                 frame, comparable(current_decodings(table, spark.table(table)))

@@ -72,3 +72,16 @@ def test_a_model_without_a_batch_column_is_tested_whole(run_dbt, built_lake) -> 
         sql = (target / node["compiled_path"]).read_text(encoding="utf-8")
         assert f"from gold.{model}" in sql
         assert "cdc_tested_batches" not in sql
+
+
+def test_the_accounting_check_reads_the_new_records_and_those_resolved_since(
+    run_dbt, built_lake
+) -> None:
+    through = "(select coalesce(max(tested_through_batch_id), -1) from silver.cdc_tested_batches)"
+    scoped = _compiled(run_dbt, "assert_every_bronze_record_accounted_for")
+    assert f"where ingest_batch_id > {through}" in scoped
+    assert f"where resolved_batch_id > {through}" in scoped
+    everything = _compiled(
+        run_dbt, "assert_every_bronze_record_accounted_for", "--vars", "{cdc_full_tests: true}"
+    )
+    assert "cdc_tested_batches" not in everything

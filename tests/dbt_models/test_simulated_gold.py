@@ -76,6 +76,22 @@ def test_incremental_row_versions_equal_the_full_refresh(simulated_increments):
     assert incremental == full_refresh
 
 
+def test_a_model_with_nothing_new_writes_nothing(simulated_increments):
+    """The last incremental build has no record of the formats whose part 2 came in one batch
+    (ONE_BATCH_PART_2): their events and intermediate models write nothing (no_new_rows, the
+    materialization's "nothing new"), and still equal the full refresh (the test below); a
+    format with new records writes its batch."""
+    messages = simulated_increments["last_build_messages"]
+    for model in (
+        "stg_dts_avro__events",
+        "stg_lindorm__events",
+        "int_datahub_tuple__events_paired",
+        "int_dts_shareplex__events_keyed",
+    ):
+        assert messages[model] == "nothing new", (model, messages[model])
+    assert messages["stg_dts_canal__events"] != "nothing new"
+
+
 @pytest.mark.parametrize("table", INCREMENTAL_TABLES)
 def test_incremental_silver_equals_the_full_refresh(simulated_increments, table):
     """The staging and silver tables written batch by batch hold exactly the rows a full

@@ -156,7 +156,7 @@ def test_codegen_check_reports_no_drift(generated):
 
 
 def test_the_key_test_names_duplicated_keys_and_nulls(spark, run_dbt, built_lake):
-    """The one data test of a typed model (generic test primary_key) passes on the built lake
+    """The one data test of a typed model (generic test column_checks) passes on the built lake
     and names each broken check: a key held by two rows, a NULL in a not-null column."""
     model = "dataworks__mydatabase__myschema__tablename"  # key id (bigint), live rows
     run_dbt("compile", "--select", f"{model},test_type:generic")
@@ -167,7 +167,7 @@ def test_the_key_test_names_duplicated_keys_and_nulls(spark, run_dbt, built_lake
         for n in manifest["nodes"].values()
         if n["resource_type"] == "test" and n.get("attached_node") == f"model.cdc_lakehouse.{model}"
     ]
-    assert node["test_metadata"]["name"] == "primary_key"
+    assert node["test_metadata"]["name"] == "column_checks"
     sql = (target / node["compiled_path"]).read_text(encoding="utf-8")
     assert f"from gold.{model}" in sql
     assert spark.table(f"gold.{model}").count() > 0
@@ -181,7 +181,11 @@ def test_the_key_test_names_duplicated_keys_and_nulls(spark, run_dbt, built_lake
         f"union all (select {broken} from gold.{model} order by id limit 1)"
     ).createOrReplaceTempView("typed_with_broken_rows")
     failures = spark.sql(sql.replace(f"from gold.{model}", "from typed_with_broken_rows"))
-    assert sorted((r["check_name"], r["failing_rows"]) for r in failures.collect()) == [
-        ("duplicated key", 1),
-        ("null last_op", 1),
+    lowest = spark.sql(f"select min(id) as id from gold.{model}").collect()[0]["id"]
+    assert sorted(
+        (r["check_name"], r["column_name"], r["failing_rows"], r["example"])
+        for r in failures.collect()
+    ) == [
+        ("not null", "last_op", 1, None),
+        ("unique", "id", 1, f'{{"id":{lowest}}}'),
     ]
