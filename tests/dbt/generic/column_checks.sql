@@ -30,16 +30,15 @@
     ) }}
 {%- endif -%}
 
-{#- the counts of the column rules (one aggregate), and one stack() entry per rule -#}
-{%- set counts = [] -%}
-{%- set totals = [] -%}
+{#-
+    measures: [expression over the model's rows, its alias, how per-key values add up (sum or
+    min)]; rule_rows: one stack() entry per rule (check_name, column_name, count, example)
+-#}
+{%- set measures = [] -%}
 {%- set rule_rows = [] -%}
 {%- for column_name in not_null -%}
-    {%- do counts.append(
-        'count_if(`' ~ column_name ~ '` is null) as `not_null__' ~ column_name ~ '`'
-    ) -%}
-    {%- do totals.append(
-        'coalesce(sum(`not_null__' ~ column_name ~ '`), 0) as `not_null__' ~ column_name ~ '`'
+    {%- do measures.append(
+        ['count_if(`' ~ column_name ~ '` is null)', 'not_null__' ~ column_name, 'sum']
     ) -%}
     {%- do rule_rows.append(
         "'not null', '" ~ column_name ~ "', `not_null__" ~ column_name ~ "`, cast(null as string)"
@@ -51,34 +50,41 @@
         {%- do literals.append("'" ~ value ~ "'" if value is string else value | string) -%}
     {%- endfor -%}
     {%- set outside = '`' ~ column_name ~ '` not in (' ~ literals | join(', ') ~ ')' -%}
-    {%- do counts.append(
-        'count_if(' ~ outside ~ ') as `accepted__' ~ column_name ~ '`'
-    ) -%}
-    {%- do counts.append(
-        'min(case when ' ~ outside ~ ' then cast(`' ~ column_name ~ '` as string) end)'
-        ~ ' as `accepted_example__' ~ column_name ~ '`'
-    ) -%}
-    {%- do totals.append(
-        'coalesce(sum(`accepted__' ~ column_name ~ '`), 0) as `accepted__' ~ column_name ~ '`'
-    ) -%}
-    {%- do totals.append(
-        'min(`accepted_example__' ~ column_name ~ '`) as `accepted_example__' ~ column_name ~ '`'
-    ) -%}
+    {%- do measures.append(['count_if(' ~ outside ~ ')', 'accepted__' ~ column_name, 'sum']) -%}
+    {%- do measures.append([
+        'min(case when ' ~ outside ~ ' then cast(`' ~ column_name ~ '` as string) end)',
+        'accepted_example__' ~ column_name,
+        'min',
+    ]) -%}
     {%- do rule_rows.append(
         "'accepted values', '" ~ column_name ~ "', `accepted__" ~ column_name
         ~ "`, `accepted_example__" ~ column_name ~ "`"
     ) -%}
 {%- endfor -%}
-{#- the first unique key is counted in the same aggregate; any further key by itself -#}
+{#- counts: the measures over the rows; totals: over the first unique key's groups -#}
+{%- set counts = [] -%}
+{%- set totals = [] -%}
+{%- for expression, alias, add_up in measures -%}
+    {%- do counts.append(expression ~ ' as `' ~ alias ~ '`') -%}
+    {%- do totals.append(
+        ('coalesce(sum(`' ~ alias ~ '`), 0)' if add_up == 'sum' else 'min(`' ~ alias ~ '`)')
+        ~ ' as `' ~ alias ~ '`'
+    ) -%}
+{%- endfor -%}
+{#-
+    per unique key: its columns, and its duplicated keys and an example over its groups; the
+    first key is counted in the column rules' aggregate, any further key by itself
+-#}
+{%- set keys = [] -%}
 {%- set rules = ['select * from column_rules'] -%}
 {%- for key in unique -%}
     {%- set key_columns = '`' ~ key | join('`, `') ~ '`' -%}
+    {%- set failing = 'count_if(key_rows > 1)' -%}
+    {%- set example = 'min(case when key_rows > 1 then to_json(struct(' ~ key_columns ~ ')) end)' -%}
+    {%- do keys.append([key_columns, key | join(', '), failing, example]) -%}
     {%- if loop.first -%}
-        {%- do totals.append('count_if(key_rows > 1) as `unique__1`') -%}
-        {%- do totals.append(
-            'min(case when key_rows > 1 then to_json(struct(' ~ key_columns ~ ')) end)'
-            ~ ' as `unique_example__1`'
-        ) -%}
+        {%- do totals.append(failing ~ ' as `unique__1`') -%}
+        {%- do totals.append(example ~ ' as `unique_example__1`') -%}
         {%- do rule_rows.append(
             "'unique', '" ~ key | join(', ') ~ "', `unique__1`, `unique_example__1`"
         ) -%}
@@ -92,8 +98,7 @@ with
 checked as (
     select * from {{ model }}
 ),
-{% for key in unique %}
-{% set key_columns = '`' ~ key | join('`, `') ~ '`' %}
+{% for key_columns, key_name, failing, example in keys %}
 {#- the first key's groups also count the column rules: one pass over the model -#}
 {% set per_key = [key_columns] + (counts if loop.first else []) + ['count(*) as key_rows'] %}
 rows_per_key_{{ loop.index }} as (
@@ -106,9 +111,9 @@ rows_per_key_{{ loop.index }} as (
 unique_rule_{{ loop.index }} as (
     select
         'unique' as check_name,
-        '{{ key | join(", ") }}' as column_name,
-        count_if(key_rows > 1) as failing_rows,
-        min(case when key_rows > 1 then to_json(struct({{ key_columns }})) end) as example
+        '{{ key_name }}' as column_name,
+        {{ failing }} as failing_rows,
+        {{ example }} as example
     from rows_per_key_{{ loop.index }}
 ),
 {% endif %}
