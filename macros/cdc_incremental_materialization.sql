@@ -12,10 +12,13 @@
     DataFrame, evaluated once, by the insert. The rest is dbt-spark 1.11's body, unchanged
     (the first build and --full-refresh write the table directly, as before).
 
-    And one more: an incremental run of a SQL model whose query is no_new_rows()
-    (macros/cdc_incremental.sql: nothing new to compute) writes nothing - no hooks (the
-    interrupted-write bracket guards a write), no temporary view, no insert of no rows; its
-    result says "nothing new". It cost 0.3-0.5 s per model of a format without new records.
+    And one more: an incremental run with nothing new writes nothing - no hooks (the
+    interrupted-write bracket guards a write), no insert of no rows; its result says "nothing
+    new". It cost 0.3-0.5 s per model of a format without new records. A SQL model says so by
+    its query, no_new_rows() (macros/cdc_incremental.sql; no temporary view either); a Python
+    model by a session configuration key its run sets (python_found_nothing_new below;
+    cdc_lakehouse.incremental.report_nothing_new), so its code runs first, before the
+    pre-hooks: it only defines the temporary view, which the insert evaluates.
 #}
 {% materialization incremental, adapter='spark', supported_languages=['sql', 'python'] -%}
   {#-- Validate early so we don't run SQL if the file_format + strategy combo is invalid --#}
@@ -48,10 +51,19 @@
   {%- endif -%}
 
   {#-- cdc_lakehouse: an incremental run with nothing new writes nothing --#}
-  {%- set nothing_to_write = (
-    language == 'sql' and existing_relation is not none and not existing_relation.is_view
-    and not should_full_refresh() and nothing_new_marker() in compiled_code
+  {%- set merging = (
+    existing_relation is not none and not existing_relation.is_view and not should_full_refresh()
   ) -%}
+  {%- set nothing_to_write = (
+    merging and language == 'sql' and nothing_new_marker() in compiled_code
+  ) -%}
+  {%- if merging and language == 'python' -%}
+    {#-- the model's DataFrame first (nothing is written yet): the model tells whether it found anything new --#}
+    {%- call statement('create_tmp_relation', language=language) -%}
+      {{ py_temporary_view(compiled_code, tmp_relation.identifier) }}
+    {%- endcall -%}
+    {%- set nothing_to_write = python_found_nothing_new() -%}
+  {%- endif -%}
 
   {#-- Run pre-hooks --#}
   {%- if not nothing_to_write -%}
@@ -60,6 +72,11 @@
 
   {#-- Incremental run logic --#}
   {%- if nothing_to_write -%}
+    {%- if language == 'python' -%}
+      {% call statement('drop_relation') -%}
+        drop view if exists {{ tmp_relation }}
+      {%- endcall %}
+    {%- endif -%}
     {%- call noop_statement('main', 'nothing new') -%}
       {{ compiled_code }}
     {%- endcall -%}
@@ -80,14 +97,12 @@
     {%- endcall -%}
     {% do persist_constraints(target_relation, model) %}
   {%- else -%}
-    {#-- Relation must be merged --#}
-    {%- call statement('create_tmp_relation', language=language) -%}
-      {%- if language == 'python' -%}
-        {{ py_temporary_view(compiled_code, tmp_relation.identifier) }}
-      {%- else -%}
+    {#-- Relation must be merged (a Python model's temporary view exists already) --#}
+    {%- if language == 'sql' -%}
+      {%- call statement('create_tmp_relation', language=language) -%}
         {{ create_table_as(True, tmp_relation, compiled_code, language) }}
-      {%- endif -%}
-    {%- endcall -%}
+      {%- endcall -%}
+    {%- endif -%}
     {%- do process_schema_changes(on_schema_change, tmp_relation, existing_relation) -%}
     {%- call statement('main') -%}
       {{ dbt_spark_get_incremental_sql(strategy, tmp_relation, target_relation, existing_relation, unique_key, incremental_predicates) }}
@@ -111,3 +126,15 @@
   {{ return({'relations': [target_relation]}) }}
 
 {%- endmaterialization %}
+
+{#
+    python_found_nothing_new(): true when the Python model just run set its session key
+    cdc_lakehouse.nothing_new.<schema>.<table> to "true" (cdc_lakehouse.incremental.
+    report_nothing_new: its run found no new record to append). A model that never sets it
+    (any other Python model) is written as dbt-spark writes it.
+#}
+{% macro python_found_nothing_new() %}
+    {% set key = 'cdc_lakehouse.nothing_new.' ~ this.schema ~ '.' ~ this.identifier %}
+    {% set found = run_query('set ' ~ key) %}
+    {{ return(found.columns[1].values()[0] | string == 'true') }}
+{% endmacro %}

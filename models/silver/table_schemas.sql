@@ -13,50 +13,23 @@
     format's own version where it has one (Qlik tableVersion), else the position of the
     version in first-seen order (1, 2, ...). Keys of all_columns tables are not declared keys
     and are left NULL.
+
+    Read from int_schema_versions_by_batch (the versions each ingest batch declares), so a
+    build reads the change events of the batches it computes, not every change event; this
+    table, one row per version, is then rebuilt whole from those rows and schema_changes.
 #}
 
 with
 
-change_events as (
-    select * from {{ ref('change_events') }}
-),
-
-captured_ddl as (
-    select * from {{ ref('captured_ddl') }}
+versions_by_batch as (
+    select * from {{ ref('int_schema_versions_by_batch') }}
 ),
 
 schema_changes as (
     select * from {{ ref('schema_changes') }}
 ),
 
-declared as (
-    select
-        source_format,
-        source_database,
-        source_schema,
-        source_table,
-        map_entries(column_types) as column_entries,
-        case when key_source != 'all_columns' then key_columns end as key_columns,
-        source_schema_version,
-        ordering_key,
-        event_time
-    from change_events
-    where column_types is not null
-    union all
-    select
-        source_format,
-        source_database,
-        source_schema,
-        source_table,
-        map_entries(column_types) as column_entries,
-        key_columns,
-        source_schema_version,
-        ordering_key,
-        event_time
-    from captured_ddl
-    where column_types is not null
-),
-
+{# each version's sightings over every batch (min_by: the event time of the first sighting) #}
 versions as (
     select
         source_format,
@@ -66,11 +39,11 @@ versions as (
         column_entries,
         key_columns,
         source_schema_version,
-        min(ordering_key) as first_seen_ordering_key,
-        max(ordering_key) as last_seen_ordering_key,
-        min_by(event_time, ordering_key) as first_seen_event_time,
-        count(*) as n_events
-    from declared
+        min(first_seen_ordering_key) as first_seen_ordering_key,
+        max(last_seen_ordering_key) as last_seen_ordering_key,
+        min_by(first_seen_event_time, first_seen_ordering_key) as first_seen_event_time,
+        sum(n_events) as n_events
+    from versions_by_batch
     group by 1, 2, 3, 4, 5, 6, 7
 ),
 

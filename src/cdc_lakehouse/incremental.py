@@ -40,6 +40,20 @@ def new_bronze_records(dbt: Any, session: SparkSession, records: DataFrame) -> D
     return records.where(F.col("ingest_batch_id") > F.lit(newest))
 
 
+NOTHING_NEW_CONF = "cdc_lakehouse.nothing_new"
+"""Prefix of the session configuration key by which a decoding model tells the incremental
+materialization (``macros/cdc_incremental_materialization.sql``, macro
+``python_found_nothing_new``) whether its run found new records: key
+``cdc_lakehouse.nothing_new.<schema>.<table>``, value ``"true"`` or ``"false"``."""
+
+
+def report_nothing_new(session: SparkSession, relation: str, nothing_new: bool) -> None:
+    """Tell the materialization of ``relation`` (``"<schema>.<table>"``, the model's
+    ``dbt.this``) whether this run found nothing new to append: with ``True`` it appends
+    nothing and skips the write bracket. Set on every run, so a value never outlives its run."""
+    session.conf.set(f"{NOTHING_NEW_CONF}.{relation}", "true" if nothing_new else "false")
+
+
 RECORD_KEY = ("topic", "partition", "offset")
 """The columns that identify a decoding model's row: one per Kafka record (Canal adds
 ``row_index``, one row per changed row of a message)."""

@@ -25,8 +25,10 @@ What :func:`decode_records` does for every format:
    (:func:`cdc_lakehouse.incremental.unheld_rows`).
 
 An incremental run with no new record of the folder's formats decodes nothing: the model
-returns an empty DataFrame of its output schema (one cheap check of bronze), so a build after
-a batch of one format costs the other formats' decoding models little.
+returns an empty DataFrame of its output schema (one cheap check of bronze) and says so to the
+incremental materialization (:func:`cdc_lakehouse.incremental.report_nothing_new`), which then
+writes nothing (result "nothing new"), so a build after a batch of one format costs the other
+formats' decoding models little.
 
 Options for the formats that need more (see :func:`decode_records`): ``legacy_swap`` (DTS Canal
 JSON topics whose registry row sets ``canal_legacy_swap``), ``multi_row`` (Canal: one row per
@@ -45,7 +47,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdc_lakehouse import formats
-from cdc_lakehouse.incremental import RECORD_KEY, new_bronze_records, newest_batch_id, unheld_rows
+from cdc_lakehouse.incremental import (
+    RECORD_KEY,
+    new_bronze_records,
+    newest_batch_id,
+    report_nothing_new,
+    unheld_rows,
+)
 from cdc_lakehouse.parallelism import spread_over_cores
 
 BRONZE_COLUMN_TYPES: tuple[tuple[str, str], ...] = (
@@ -145,9 +153,11 @@ def decode_records(
     format_names, decoder = decoder_of(folder)
     selected = records.where(records.source_format.isin(*format_names))
     new = new_bronze_records(dbt, session, selected)
-    if dbt.is_incremental and new.isEmpty():
-        # nothing new for this folder's formats: the same plan over no input, so the run
-        # appends nothing without starting the decoder's Python workers or scanning the lake
+    nothing_new = dbt.is_incremental and new.isEmpty()
+    report_nothing_new(session, str(dbt.this), nothing_new)
+    if nothing_new:
+        # nothing new for this folder's formats: the same plan over no input (the
+        # materialization, told so, does not even append it)
         selected = new = selected.limit(0)
     if late_metadata:
         return _decode_with_metadata(dbt, session, selected.select(*BRONZE_COLUMNS), decoder)

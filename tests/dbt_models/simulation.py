@@ -144,6 +144,9 @@ INCREMENTAL_TABLES = (
     "silver.change_events",
     "silver.control_events",
     "silver.quarantine",
+    # schema versions: per batch, and added up over the batches
+    "silver.int_schema_versions_by_batch",
+    "silver.table_schemas",
     *sorted({f"silver.{model}" for model in silver_inputs().values()}),
     *sorted({f"silver.{fmt.decoding_model}" for fmt in formats.MANIFEST}),
 )

@@ -78,18 +78,23 @@ def test_incremental_row_versions_equal_the_full_refresh(simulated_increments):
 
 def test_a_model_with_nothing_new_writes_nothing(simulated_increments):
     """The last incremental build has no record of the formats whose part 2 came in one batch
-    (ONE_BATCH_PART_2): their events and intermediate models write nothing (no_new_rows, the
-    materialization's "nothing new"), and still equal the full refresh (the test below); a
-    format with new records writes its batch."""
+    (ONE_BATCH_PART_2): their decoding (Python), events and intermediate models write nothing
+    (report_nothing_new / no_new_rows, the materialization's "nothing new"), and still equal
+    the full refresh (the test below); a format with new records writes its batch."""
     messages = simulated_increments["last_build_messages"]
     for model in (
+        "stg_dts_avro__records",
+        "stg_lindorm__envelopes",
+        "stg_datahub_tuple__records",
+        "stg_dts_shareplex__messages",
         "stg_dts_avro__events",
         "stg_lindorm__events",
         "int_datahub_tuple__events_paired",
         "int_dts_shareplex__events_keyed",
     ):
         assert messages[model] == "nothing new", (model, messages[model])
-    assert messages["stg_dts_canal__events"] != "nothing new"
+    for model in ("stg_dts_canal__rows", "stg_dts_canal__events"):
+        assert messages[model] != "nothing new", (model, messages[model])
 
 
 @pytest.mark.parametrize("table", INCREMENTAL_TABLES)
