@@ -71,8 +71,7 @@ docs-screenshot: docs chromium-packages
 ## PostgreSQL metastore, the docs site in headless Chromium; installs PostgreSQL and Chromium
 ## from Debian when missing)
 test: install postgresql-packages chromium-packages
-	$(BIN)/ruff check .
-	$(MAKE) --no-print-directory sql-lint conventions
+	$(MAKE) --no-print-directory lint
 	$(BIN)/python -m pytest
 
 ## bench: throughput per format and stage against baselines, and incremental cost growth
