@@ -15,7 +15,9 @@ Steps (timed ones marked *):
 3. * Typed gold for every source table: ``python -m cdc_lakehouse.codegen gold-tables --out
    <copy>/models/gold/tables`` (in this process, on its SparkSession: the Derby metastore
    admits one process). It must write one model per table, else :class:`BenchError`.
-4. * Ingest the new batch; * ``dbt build`` (the whole project, typed gold included: what a
+   * ``dbt build`` (the first build with typed gold: it creates the typed views; once per
+   codegen run in a deployment, reported apart).
+4. * Ingest the new batch; * ``dbt build`` (the whole project, typed gold included: what each
    scheduled run pays with a typed model per table). Target 5 compares this build's seconds.
 5. Gold (``gold.current_rows``) checked against the simulator's oracle.
 """
@@ -114,8 +116,10 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
         ``format``, ``tables``, ``changes``, ``batch_changes``, ``records`` /
         ``batch_records`` (ingested), ``events`` / ``batch_events`` (rows of
         ``silver.change_events``), seconds of ``spark_startup_s``, ``ingest_s``,
-        ``full_build_s``, ``codegen_s``, ``batch_ingest_s`` and ``incremental_build_s`` (the
-        whole build with typed gold after the batch), the two builds' peak RSS (bytes),
+        ``full_build_s``, ``codegen_s``, ``typed_gold_build_s`` (the first build after
+        codegen, no new batch: it creates the typed views), ``batch_ingest_s`` and
+        ``incremental_build_s`` (the whole build with typed gold after the batch), the full
+        and the incremental build's peak RSS (bytes),
         ``typed_gold_models``, ``typed_gold_nodes`` (:func:`typed_gold_node_times` of the
         second build), ``gold_equals_oracle`` and the first ``gold_differences``,
         ``full_build_nodes`` and ``incremental_build_nodes`` (``Pipeline.node_times``).
@@ -149,6 +153,8 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
             f"codegen gold-tables wrote {models} typed gold models for {tables} source tables "
             f"(see {work_dir / 'codegen.log'})"
         )
+    with measured() as typed_build:
+        pipeline.dbt("build")
     with measured() as batch_ingest:
         batch_records = pipeline.ingest(batch_dump)
     with measured() as build:
@@ -176,6 +182,7 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
         "full_build_peak_rss_bytes": full.peak_rss_bytes,
         "codegen_s": round(codegen.seconds, 3),
         "typed_gold_models": models,
+        "typed_gold_build_s": round(typed_build.seconds, 3),
         "batch_ingest_s": round(batch_ingest.seconds, 3),
         "incremental_build_s": round(build.seconds, 3),
         "incremental_build_peak_rss_bytes": build.peak_rss_bytes,
