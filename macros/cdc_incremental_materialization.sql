@@ -58,7 +58,8 @@
     merging and language == 'sql' and nothing_new_marker() in compiled_code
   ) -%}
   {%- if merging and language == 'python' -%}
-    {#-- the model's DataFrame first (nothing is written yet): the model tells whether it found anything new --#}
+    {#-- the model's DataFrame first (nothing is written yet): the model tells whether it
+         found anything new --#}
     {%- call statement('create_tmp_relation', language=language) -%}
       {{ py_temporary_view(compiled_code, tmp_relation.identifier) }}
     {%- endcall -%}

@@ -38,7 +38,7 @@
   {#-- cdc_lakehouse: the table holds this very seed: nothing to load --#}
   {%- set checksum = seed_checksum(model) -%}
   {%- if exists_as_table and not full_refresh_mode
-      and table_properties(old_relation).get(seed_checksum_property()) == checksum -%}
+      and holds_table_property(old_relation, seed_checksum_property(), checksum) -%}
     {% call noop_statement('main', 'unchanged', 'SKIP', 0) %}
       -- {{ old_relation }} holds seed checksum {{ checksum }}: not loaded again
     {% endcall %}

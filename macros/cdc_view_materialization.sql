@@ -8,7 +8,8 @@
     build for views whose SQL did not change. Each creation records the view's checksum
     (view_checksum: its compiled SQL, description, column entries and contract setting) as the
     view property cdc_lakehouse.view_checksum; a later build whose view has the same checksum
-    writes nothing and says "unchanged". --full-refresh creates every view again. A view reads
+    (holds_table_property: usually from dbt's relation cache, no query) writes nothing and says
+    "unchanged". --full-refresh creates every view again. A view reads
     its tables by name when queried, so a table rebuilt under it needs no new view; a parent
     whose columns change under an unchanged view fails the view's data tests, which read it.
     The rest is dbt-core's create_or_replace_view(), which dbt-spark 1.11 calls, unchanged.
@@ -29,11 +30,8 @@
     {%- set old_relation = adapter.get_relation(
         database=database, schema=schema, identifier=model['alias']) -%}
     {%- set checksum = view_checksum(model, sql) -%}
-    {#- the relation cache (dbt-spark's show table extended) usually lists the view's
-        properties already: no query then -#}
     {%- if old_relation is not none and old_relation.is_view and not should_full_refresh()
-        and ((view_checksum_property() ~ '=' ~ checksum) in (old_relation.information or '')
-             or table_properties(old_relation).get(view_checksum_property()) == checksum) -%}
+        and holds_table_property(old_relation, view_checksum_property(), checksum) -%}
         {% call noop_statement('main', 'unchanged') %}
             -- {{ old_relation }} holds view checksum {{ checksum }}: not created again
         {% endcall %}
