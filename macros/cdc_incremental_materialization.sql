@@ -73,11 +73,6 @@
 
   {#-- Incremental run logic --#}
   {%- if nothing_to_write -%}
-    {%- if language == 'python' -%}
-      {% call statement('drop_relation') -%}
-        drop view if exists {{ tmp_relation }}
-      {%- endcall %}
-    {%- endif -%}
     {%- call noop_statement('main', 'nothing new') -%}
       {{ compiled_code }}
     {%- endcall -%}
@@ -108,11 +103,13 @@
     {%- call statement('main') -%}
       {{ dbt_spark_get_incremental_sql(strategy, tmp_relation, target_relation, existing_relation, unique_key, incremental_predicates) }}
     {%- endcall -%}
-    {%- if language == 'python' -%}
-      {% call statement('drop_relation') -%}
-        drop view if exists {{ tmp_relation }}
-      {%- endcall %}
-    {%- endif -%}
+  {%- endif -%}
+
+  {#-- a Python model's temporary view, written from or not --#}
+  {%- if merging and language == 'python' -%}
+    {% call statement('drop_relation') -%}
+      drop view if exists {{ tmp_relation }}
+    {%- endcall %}
   {%- endif -%}
 
   {% set should_revoke = should_revoke(existing_relation, full_refresh_mode) %}
