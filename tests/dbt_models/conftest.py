@@ -39,6 +39,18 @@ recommend the same for production builds (README "Unit tests")."""
 
 
 @pytest.fixture(scope="session")
+def table_property(spark) -> Callable[[str, str], str | None]:
+    """``read(table, key)``: the table property ``key`` of a table or view of the lake, None
+    when it is not set (the project's properties: macros/cdc_table_properties.sql)."""
+
+    def read(table: str, key: str) -> str | None:
+        rows = spark.sql(f"show tblproperties {table}").collect()
+        return {row["key"]: row["value"] for row in rows}.get(key)
+
+    return read
+
+
+@pytest.fixture(scope="session")
 def run_dbt(spark, project_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Callable:
     """Run a dbt command in-process; fail the test with dbt's output if it fails.
 

@@ -39,9 +39,8 @@ def test_a_typed_gold_view_reads_its_tables_bucket_alone(spark: Any, built_lake:
     assert spark.table(typed).count() == live_rows
 
 
-def test_the_layout_is_recorded_on_the_table(spark: Any, built_lake: Any):
-    value = spark.sql(f"show tblproperties gold.int_row_versions ('{LAYOUT_PROPERTY}')").first()[1]
-    assert value == "source_table/16"
+def test_the_layout_is_recorded_on_the_table(table_property: Any, built_lake: Any):
+    assert table_property("gold.int_row_versions", LAYOUT_PROPERTY) == "source_table/16"
 
 
 def _failure_message(result: Any) -> str:
@@ -113,13 +112,14 @@ def test_a_run_on_a_lake_bucketed_by_row_identity_stops(
     assert sorted(spark.table("gold.int_row_versions").inputFiles()) == sorted(before)
 
 
-def test_a_full_refresh_records_the_layout(spark: Any, run_dbt: Any, built_lake: Any):
+def test_a_full_refresh_records_the_layout(
+    spark: Any, run_dbt: Any, table_property: Any, built_lake: Any
+):
     """The way out the stop names: after `--full-refresh` the table holds this project's layout
     again, and the next incremental run goes through."""
     rows_before = spark.table("gold.int_row_versions").count()
     spark.sql(f"alter table gold.int_row_versions unset tblproperties ('{LAYOUT_PROPERTY}')")
     run_dbt("run", "--select", "int_row_versions", "--full-refresh")
-    value = spark.sql(f"show tblproperties gold.int_row_versions ('{LAYOUT_PROPERTY}')").first()[1]
-    assert value == "source_table/16"
+    assert table_property("gold.int_row_versions", LAYOUT_PROPERTY) == "source_table/16"
     assert spark.table("gold.int_row_versions").count() == rows_before
     run_dbt("run", "--select", "int_row_versions")

@@ -15,13 +15,8 @@ def _seed(run_dbt: Callable[..., Any], *args: str) -> dict[str, str]:
     return {r.node.name: r.message for r in result.result.results if r.node.resource_type == "seed"}
 
 
-def _checksum(spark, table: str) -> str | None:
-    rows = spark.sql(f"show tblproperties {table}").collect()
-    return {row["key"]: row["value"] for row in rows}.get(PROPERTY)
-
-
-def test_an_unchanged_seed_is_not_loaded_again(spark, run_dbt, built_lake) -> None:
-    assert _checksum(spark, "bronze.cdc_topics")
+def test_an_unchanged_seed_is_not_loaded_again(run_dbt, table_property, built_lake) -> None:
+    assert table_property("bronze.cdc_topics", PROPERTY)
     assert _seed(run_dbt) == {
         "cdc_topics": "unchanged",
         "cdc_declared_keys": "unchanged",
@@ -29,20 +24,22 @@ def test_an_unchanged_seed_is_not_loaded_again(spark, run_dbt, built_lake) -> No
     }
 
 
-def test_a_seed_whose_table_holds_another_checksum_is_loaded(spark, run_dbt, built_lake) -> None:
+def test_a_seed_whose_table_holds_another_checksum_is_loaded(
+    spark, run_dbt, table_property, built_lake
+) -> None:
     table = "bronze.cdc_type_mappings"
-    checksum = _checksum(spark, table)
+    checksum = table_property(table, PROPERTY)
     rows = spark.table(table).count()
     # as after an edit of the CSV file: the table holds what an older file held
     spark.sql(f"alter table {table} set tblproperties ('{PROPERTY}' = 'an older file')")
     assert _seed(run_dbt, "--select", "cdc_type_mappings") == {
         "cdc_type_mappings": f"INSERT {rows}"
     }
-    assert _checksum(spark, table) == checksum
+    assert table_property(table, PROPERTY) == checksum
     assert spark.table(table).count() == rows
 
 
-def test_a_full_refresh_loads_every_seed(spark, run_dbt, built_lake) -> None:
+def test_a_full_refresh_loads_every_seed(run_dbt, built_lake) -> None:
     loaded = _seed(run_dbt, "--full-refresh")
     assert sorted(loaded) == ["cdc_declared_keys", "cdc_topics", "cdc_type_mappings"]
     assert all(message.startswith("CREATE ") for message in loaded.values()), loaded

@@ -18,31 +18,28 @@ def _run(run_dbt: Callable[..., Any], *args: str) -> dict[str, str]:
     }
 
 
-def _checksum(spark, view: str) -> str | None:
-    rows = spark.sql(f"show tblproperties {view}").collect()
-    return {row["key"]: row["value"] for row in rows}.get(PROPERTY)
-
-
-def test_an_unchanged_view_is_not_created_again(spark, run_dbt, built_lake) -> None:
-    assert _checksum(spark, "gold.current_rows")
+def test_an_unchanged_view_is_not_created_again(run_dbt, table_property, built_lake) -> None:
+    assert table_property("gold.current_rows", PROPERTY)
     assert _run(run_dbt, "--select", *VIEWS) == dict.fromkeys(VIEWS, "unchanged")
 
 
-def test_a_view_with_another_definition_is_created_again(spark, run_dbt, built_lake) -> None:
+def test_a_view_with_another_definition_is_created_again(
+    spark, run_dbt, table_property, built_lake
+) -> None:
     view = "gold.current_rows"
-    checksum = _checksum(spark, view)
+    checksum = table_property(view, PROPERTY)
     columns = spark.table(view).columns
     rows = spark.table(view).count()
     # as after an edit of the model: the view holds an older definition and its checksum
     spark.sql(f"create or replace view {view} as select 1 as older_column")
     spark.sql(f"alter view {view} set tblproperties ('{PROPERTY}' = 'an older definition')")
     assert _run(run_dbt, "--select", "current_rows")["current_rows"] != "unchanged"
-    assert _checksum(spark, view) == checksum
+    assert table_property(view, PROPERTY) == checksum
     assert spark.table(view).columns == columns
     assert spark.table(view).count() == rows
 
 
-def test_a_full_refresh_creates_every_view_again(spark, run_dbt, built_lake) -> None:
+def test_a_full_refresh_creates_every_view_again(run_dbt, built_lake) -> None:
     created = _run(run_dbt, "--select", *VIEWS, "--full-refresh")
     assert sorted(created) == sorted(VIEWS)
     assert "unchanged" not in created.values(), created
