@@ -340,7 +340,7 @@ def tables_line(result: dict[str, Any]) -> str:
     return (
         f"tables {result['tables']:,} ({result['events']:,} events): full build "
         f"{result['full_build_s']:.1f} s; typed gold for {result['typed_gold_models']} tables "
-        f"({result['codegen_s']:.1f} s; first build with it {_first_typed_build(result)}); "
+        f"({result['codegen_s']:.1f} s; first build with it {_first_typed_build(result, ' s')}); "
         f"whole build after {result['batch_events']:,} new events "
         f"{result['incremental_build_s']:.1f} s ({typed['models']} typed models and "
         f"{typed['tests']} tests: {typed['seconds']:.1f} s of node time)"
@@ -348,10 +348,11 @@ def tables_line(result: dict[str, Any]) -> str:
     )
 
 
-def _first_typed_build(result: dict[str, Any]) -> str:
-    """The first build after codegen, in seconds ("-" for a result measured before it was)."""
+def _first_typed_build(result: dict[str, Any], unit: str = "") -> str:
+    """The first build after codegen's seconds, followed by ``unit`` ("-" for a result
+    measured before it was)."""
     seconds = result.get("typed_gold_build_s")
-    return "-" if seconds is None else f"{seconds:.1f} s"
+    return "-" if seconds is None else f"{seconds:.1f}{unit}"
 
 
 def tables_markdown(results: list[dict[str, Any]]) -> list[str]:
@@ -383,7 +384,7 @@ def tables_markdown(results: list[dict[str, Any]]) -> list[str]:
         typed = r["typed_gold_nodes"]
         lines.append(
             f"| {order} | {r['tables']:,} | {r['events']:,} | {r['full_build_s']:.1f} | "
-            f"{r['codegen_s']:.1f} | {_first_typed_build(r).removesuffix(' s')} | "
+            f"{r['codegen_s']:.1f} | {_first_typed_build(r)} | "
             f"{r['incremental_build_s']:.1f} | {typed['models']} / "
             f"{typed['tests']} | {typed['seconds']:.1f} | "
             f"{'yes' if r['gold_equals_oracle'] else 'NO'} |"
