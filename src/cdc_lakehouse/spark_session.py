@@ -166,6 +166,7 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         "spark.pyspark.python": sys.executable,
         "spark.pyspark.driver.python": sys.executable,
     }
+    conf.update(event_log_conf())
     conf.update(master_conf(conf["spark.master"]))  # a cluster: driver address, executors
     if settings.metastore is not None:
         conf.update(shared_metastore_conf(settings.metastore))
@@ -175,6 +176,25 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         if settings.delta_jars_dir is not None:
             conf["spark.jars"] = ",".join(str(p) for p in delta_jar_paths(settings.delta_jars_dir))
     return conf
+
+
+def event_log_conf() -> dict[str, str]:
+    """Spark's event log (the history server's input: every job, stage and task with its
+    times and metrics) into the directory ``CDC_SPARK_EVENT_LOG_DIR``, when it is set: one
+    uncompressed JSON-lines file per application, ``<dir>/<application id>`` (``.inprogress``
+    while it runs; Spark 4 would otherwise write zstd-compressed rolling files); empty
+    otherwise. dbt's jobs carry the dbt node that ran them as their description (the
+    ``sparksession`` adapter), which :mod:`cdc_lakehouse.bench.spark_stages` reads.
+    """
+    directory = os.environ.get("CDC_SPARK_EVENT_LOG_DIR")
+    if not directory:
+        return {}
+    return {
+        "spark.eventLog.enabled": "true",
+        "spark.eventLog.dir": Path(directory).expanduser().resolve().as_uri(),
+        "spark.eventLog.compress": "false",
+        "spark.eventLog.rolling.enabled": "false",
+    }
 
 
 def shared_metastore_conf(metastore: SharedMetastore) -> dict[str, str]:
@@ -263,6 +283,8 @@ def _create_spark(settings: Settings | None) -> SparkSession:
     if settings.metastore is not None:  # before anything is written
         check_metastore_reachable(settings.metastore)
     ensure_lake_dir(settings)
+    if "spark.eventLog.dir" in conf:  # Spark does not create it
+        Path(os.environ["CDC_SPARK_EVENT_LOG_DIR"]).expanduser().mkdir(parents=True, exist_ok=True)
     if derby_dir is not None:
         check_metastore_free(derby_dir)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

@@ -471,3 +471,28 @@ def test_the_incremental_target_names_a_one_format_deployment() -> None:
     doc["incremental"] = [{**_incremental(45.0, 20.0), "cdc_formats": ["dts_canal_json"]}]
     figure = {t["target"]: t["figure"] for t in report.summary(doc)["targets"]}[3]
     assert "on 200,000, the project deployed for dts_canal_json alone; script 20.0 s" in figure
+
+
+def test_the_incremental_build_shows_its_spark_stages_beside_its_nodes() -> None:
+    doc = _document([_format_result("a", 3.0, 1.0, 2.0)], [])
+    doc["incremental"] = [_incremental(45.0, 20.0)]
+    assert "Spark stages" not in report.markdown(doc)  # the event log was off
+    nodes = doc["incremental"][0]["incremental_build_nodes"]
+    nodes["stage_seconds_of_slowest"] = {"row_states": 2.5}
+    nodes["slowest_stages"] = [
+        {
+            "node": "row_states",
+            "stage_id": 41,
+            "seconds": 1.5,
+            "tasks": 8,
+            "input_mb": 38.2,
+            "shuffle_read_mb": 0.0,
+            "shuffle_write_mb": 12.0,
+            "output_mb": 0.0,
+        }
+    ]
+    text = report.markdown(doc)
+    assert (
+        "Spark stages (event log) of the slowest nodes: row_states 2.5 of 4.0 s; slowest "
+        "stages: row_states #41 1.50 s (8 tasks; read 38.2 MB; shuffle in / out 0.0 / 12.0 MB)."
+    ) in text

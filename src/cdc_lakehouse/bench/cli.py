@@ -292,6 +292,9 @@ def run_worker(kind: str, spec: dict[str, Any], work_dir: Path, project_dir: Pat
         "CDC_LAKE_DIR": str(work_dir / "lake"),
         "CDC_TABLE_FORMAT": "parquet",
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+        # every job, stage and task, for the per-stage profile of each dbt command
+        # (spark_stages; the history server of the pyspark wheel opens the same files)
+        "CDC_SPARK_EVENT_LOG_DIR": str(work_dir / "spark-events"),
     }
     log_path = work_dir / "worker.log"
     command = [

@@ -8,7 +8,8 @@ project's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +67,7 @@ class Pipeline:
     project_dir: Path
     work_dir: Path
     cdc_formats: tuple[str, ...] = ()
+    _command_started_ms: int = field(default=0, init=False, repr=False)
 
     def ingest(self, dump: Path) -> int:
         """Ingest a topic dump into ``bronze.kafka_records``; returns the records written."""
@@ -130,6 +132,7 @@ class Pipeline:
             "--log-path",
             str(self.work_dir / "logs"),
         ]
+        self._command_started_ms = int(time.time() * 1000)
         result = dbtRunner().invoke(argv)
         if result.success:
             return
@@ -147,23 +150,39 @@ class Pipeline:
 
     def node_times(self, top: int = 8) -> dict[str, Any]:
         """Where the last dbt command's time went (its ``run_results.json``): seconds per
-        resource type (model, test, seed) and the ``top`` slowest nodes."""
+        resource type (model, test, seed) and the ``top`` slowest nodes; with Spark's event
+        log on (``CDC_SPARK_EVENT_LOG_DIR``, which the bench sets for each worker) also its
+        ``top`` slowest Spark stages (:func:`.spark_stages.slowest`) and the Spark stage
+        seconds of each of the slowest nodes (``stage_seconds_of_slowest``: the rest of a
+        node's time is dbt's and the metastore's, and planning)."""
         import json
+
+        from cdc_lakehouse.bench import spark_stages
 
         results = json.loads((self.work_dir / "target" / "run_results.json").read_text())
         by_type: dict[str, float] = {}
         nodes = []
         for result in results["results"]:
-            kind, _, name = result["unique_id"].split(".", 2)
+            kind = result["unique_id"].split(".", 1)[0]
             by_type[kind] = by_type.get(kind, 0.0) + result["execution_time"]
-            nodes.append((result["execution_time"], name.split(".")[-1]))
+            nodes.append((result["execution_time"], spark_stages.node_name(result["unique_id"])))
         nodes.sort(reverse=True)
-        return {
+        times: dict[str, Any] = {
             "elapsed_s": round(results["elapsed_time"], 1),
             "seconds_by_type": {kind: round(sec, 1) for kind, sec in sorted(by_type.items())},
             "nodes": len(nodes),
             "slowest": {name: round(sec, 1) for sec, name in nodes[:top]},
         }
+        log_dir = self.spark.conf.get("spark.eventLog.dir", None)
+        if log_dir and self.spark.conf.get("spark.eventLog.enabled", "false") == "true":
+            path = spark_stages.event_log_file(log_dir, self.spark.sparkContext.applicationId)
+            stages = spark_stages.read_stages(path, since_ms=self._command_started_ms)
+            times["slowest_stages"] = spark_stages.slowest(stages, top)
+            by_node = spark_stages.seconds_by_node(stages)
+            times["stage_seconds_of_slowest"] = {
+                name: by_node.get(name, 0.0) for name in times["slowest"]
+            }
+        return times
 
     def events(self, topics: list[str]) -> int:
         """Rows of ``silver.change_events`` from ``topics`` (every batch so far)."""

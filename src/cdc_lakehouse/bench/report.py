@@ -19,6 +19,7 @@ from typing import Any
 
 import psutil
 
+from cdc_lakehouse.bench.spark_stages import stage_text
 from cdc_lakehouse.spark_session import driver_memory
 
 PYSPARK_TARGET = 2.0
@@ -538,6 +539,44 @@ def growth_line(result: dict[str, Any]) -> str:
     )
 
 
+def stages_lines(nodes: dict[str, Any]) -> list[str]:
+    """The Spark stages of a dbt command's :meth:`.Pipeline.node_times` (from the event log:
+    the stage seconds of each slowest node against its node time, and the slowest stages), as
+    report lines; none without them."""
+    if not nodes.get("slowest_stages"):
+        return []
+    node_seconds = nodes["slowest"]
+    of_slowest = ", ".join(
+        f"{name} {seconds:.1f} of {node_seconds[name]:.1f} s"
+        for name, seconds in nodes["stage_seconds_of_slowest"].items()
+    )
+    stages = "; ".join(stage_text(entry) for entry in nodes["slowest_stages"])
+    return [
+        f"Spark stages (event log) of the slowest nodes: {of_slowest}; slowest stages: {stages}.",
+        "",
+    ]
+
+
+def format_nodes_markdown(formats: list[dict[str, Any]]) -> list[str]:
+    """Per format, where bronze -> silver and silver -> gold spent their time: dbt nodes
+    (run_results.json) and, where the event log was on, Spark stages."""
+    lines: list[str] = []
+    for r in formats:
+        for step in ("bronze_to_silver", "silver_to_gold"):
+            nodes = (r.get("dbt_nodes") or {}).get(step)
+            if not isinstance(nodes, dict):
+                continue
+            by_type = ", ".join(f"{k} {v:.0f} s" for k, v in nodes["seconds_by_type"].items())
+            slowest = ", ".join(f"{k} {v:.1f} s" for k, v in nodes["slowest"].items())
+            lines += [
+                f"{r['format']}, {STAGE_LABELS[step]} ({nodes['nodes']} dbt nodes): {by_type}; "
+                f"slowest: {slowest}.",
+                "",
+                *stages_lines(nodes),
+            ]
+    return ["## Where bronze → gold spends its time", "", *lines] if lines else []
+
+
 def markdown(document: dict[str, Any]) -> str:
     """The report's Markdown: machine, throughput per stage, baselines, cost growth."""
     m = document["machine"]
@@ -623,6 +662,7 @@ def markdown(document: dict[str, Any]) -> str:
             f"(target ≤ {PYSPARK_TARGET}, no format above {PYSPARK_FORMAT_TARGET}: {verdict}).",
             "",
         ]
+        lines += format_nodes_markdown(document["formats"])
     if document["growth"]:
         growth = sorted(document["growth"], key=lambda r: r["factor"])
         base = growth[0]
@@ -660,6 +700,7 @@ def markdown(document: dict[str, Any]) -> str:
                 f"Where the {label} at {growth[-1]['factor']}x spends its time "
                 f"({nodes['nodes']} dbt nodes): {by_type}; slowest: {slowest}.",
                 "",
+                *stages_lines(nodes),
             ]
     lines += ingest_markdown(document.get("ingest") or [])
     lines += tables_markdown(document.get("tables") or [])
@@ -682,6 +723,7 @@ def markdown(document: dict[str, Any]) -> str:
             f"Where the incremental build spends its time ({nodes['nodes']} dbt nodes): "
             f"{by_type}; slowest: {slowest}.",
             "",
+            *stages_lines(nodes),
         ]
     return "\n".join(lines)
 

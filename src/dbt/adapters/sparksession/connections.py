@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -63,10 +64,42 @@ class MetastoreBusy(SessionConfigError):
         return "Database"
 
 
+_NODE_ID = re.compile(r'"node_id":\s*"([^"]+)"')
+"""The node of dbt's query comment (``/* {"app": "dbt", ..., "node_id": "model.p.m"} */``,
+which dbt puts before every query it sends)."""
+
+
+def node_of_query(sql: str) -> str | None:
+    """The dbt node (unique_id) named by the query comment at the start of ``sql``, or None
+    (no comment, or one without a node: dbt's own queries between nodes)."""
+    match = _NODE_ID.search(sql, 0, 2000)
+    return match.group(1) if match else None
+
+
+def describe_spark_jobs(node_id: str | None) -> None:
+    """Give the Spark jobs this thread starts from now on ``node_id`` (a dbt unique_id) as
+    their description: Spark's UI and event log then say which dbt node ran each job
+    (:mod:`cdc_lakehouse.bench.spark_stages`). PySpark pins each Python thread (a dbt
+    thread) to a JVM thread of its own, whose local properties these are. No-op without a
+    node or a SparkContext."""
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    if node_id and context is not None:
+        context.setJobDescription(node_id)
+
+
 class SparkSessionConnectionManager(SparkConnectionManager):
     """Opens dbt-spark's session connection after creating the project's SparkSession."""
 
     TYPE = "sparksession"
+
+    def add_query(self, sql: str, *args: Any, **kwargs: Any) -> Any:
+        """dbt-spark's ``add_query``, after naming the query's dbt node (from dbt's query
+        comment) as the description of the Spark jobs it starts (:func:`describe_spark_jobs`).
+        """
+        describe_spark_jobs(node_of_query(sql))
+        return super().add_query(sql, *args, **kwargs)
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:

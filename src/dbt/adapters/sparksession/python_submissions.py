@@ -23,8 +23,10 @@ class SessionPythonJobHelper(PythonJobHelper):
 
     def submit(self, compiled_code: str) -> None:
         from cdc_lakehouse.spark_session import get_spark
+        from dbt.adapters.sparksession.connections import describe_spark_jobs
 
         spark = get_spark()
+        describe_spark_jobs(self.parsed_model.get("unique_id"))
         code = compile(compiled_code, f"<dbt python model {self.relation}>", "exec")
         namespace: dict[str, Any] = {"spark": spark, "__name__": "__dbt_python_model__"}
         try:
