@@ -478,14 +478,15 @@ def test_the_incremental_build_shows_its_spark_stages_beside_its_nodes() -> None
     doc["incremental"] = [_incremental(45.0, 20.0)]
     assert "Spark stages" not in report.markdown(doc)  # the event log was off
     nodes = doc["incremental"][0]["incremental_build_nodes"]
-    nodes["stage_seconds_of_slowest"] = {"row_states": 2.5}
+    nodes["task_seconds_of_slowest"] = {"row_states": 2.5}
     nodes["slowest_stages"] = [
         {
             "node": "row_states",
             "stage_id": 41,
             "seconds": 1.5,
             "tasks": 8,
-            "input_mb": 38.2,
+            "task_s": 2.4,
+            "input_rows": 76260,
             "shuffle_read_mb": 0.0,
             "shuffle_write_mb": 12.0,
             "output_mb": 0.0,
@@ -493,6 +494,7 @@ def test_the_incremental_build_shows_its_spark_stages_beside_its_nodes() -> None
     ]
     text = report.markdown(doc)
     assert (
-        "Spark stages (event log) of the slowest nodes: row_states 2.5 of 4.0 s; slowest "
-        "stages: row_states #41 1.50 s (8 tasks; read 38.2 MB; shuffle in / out 0.0 / 12.0 MB)."
+        "Spark task time (event log) of the slowest nodes: row_states 2.5 s in 4.0 s; slowest "
+        "stages (wall time, which counts waiting for a core too): row_states #41 1.50 s (8 "
+        "tasks, 2.40 s of task time; read 76,260 rows; shuffle in / out 0.0 / 12.0 MB)."
     ) in text

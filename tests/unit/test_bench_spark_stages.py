@@ -36,7 +36,7 @@ model_sql = {COMMENT % MODEL!r} + (
 )
 describe_spark_jobs(node_of_query(model_sql))
 spark.sql(model_sql)
-test_sql = {COMMENT % TEST!r} + "select count(*) from shuffled where n is null"
+test_sql = {COMMENT % TEST!r} + "select sum(n) from shuffled"
 describe_spark_jobs(node_of_query(test_sql))
 spark.sql(test_sql).collect()
 json.dump({{"application_id": spark.sparkContext.applicationId, "started_ms": started_ms,
@@ -82,8 +82,9 @@ def test_each_stage_is_attributed_to_the_node_whose_query_ran_it(event_log):
     assert sum(s.shuffle_read_bytes for s in model_stages) > 0
     assert sum(s.output_bytes for s in model_stages) > 0
     test_stages = [s for s in stages if s.node == TEST]
-    assert sum(s.input_bytes for s in test_stages) > 0  # it read the table's files
+    assert sum(s.input_records for s in test_stages) == 97  # it read the table's 97 rows
     assert all(s.seconds >= 0 and s.tasks >= 1 for s in stages)
+    assert sum(s.executor_run_ms for s in model_stages) > 0
 
 
 def test_stages_before_a_command_are_left_out(event_log):
@@ -99,23 +100,25 @@ def test_the_report_entries_name_the_node_and_the_bytes(event_log):
     assert len(entries) == 2
     assert entries[0]["seconds"] >= entries[1]["seconds"]
     assert {e["node"] for e in entries} <= {"stg_dts_canal__events", "column_checks_change_events"}
-    totals = spark_stages.seconds_by_node(stages)
+    totals = spark_stages.task_seconds_by_node(stages)
     assert set(totals) == {"stg_dts_canal__events", "column_checks_change_events"}
+    assert totals["stg_dts_canal__events"] > 0
     text = spark_stages.stage_text(
         {
             "node": "int_row_versions",
             "stage_id": 41,
             "seconds": 3.1,
             "tasks": 8,
-            "input_mb": 38.2,
+            "task_s": 5.2,
+            "input_rows": 76260,
             "shuffle_read_mb": 0.0,
             "shuffle_write_mb": 12.0,
             "output_mb": 0.0,
         }
     )
     assert (
-        text
-        == "int_row_versions #41 3.10 s (8 tasks; read 38.2 MB; shuffle in / out 0.0 / 12.0 MB)"
+        text == "int_row_versions #41 3.10 s (8 tasks, 5.20 s of task time; read 76,260 rows; "
+        "shuffle in / out 0.0 / 12.0 MB)"
     )
 
 
@@ -125,6 +128,8 @@ def test_node_names_of_the_report():
     singular = "test.cdc_lakehouse.assert_every_bronze_record_accounted_for"
     assert spark_stages.node_name(singular) == "assert_every_bronze_record_accounted_for"
     assert spark_stages.node_name("") == "(no dbt node)"
+    streaming = "ingest_bronze_kafka_records\nid = f1ab\nrunId = ca59\nbatch = 0"
+    assert spark_stages.node_name(streaming) == "ingest_bronze_kafka_records"
 
 
 def test_a_missing_event_log_is_named(tmp_path: Path):

@@ -152,9 +152,10 @@ class Pipeline:
         """Where the last dbt command's time went (its ``run_results.json``): seconds per
         resource type (model, test, seed) and the ``top`` slowest nodes; with Spark's event
         log on (``CDC_SPARK_EVENT_LOG_DIR``, which the bench sets for each worker) also its
-        ``top`` slowest Spark stages (:func:`.spark_stages.slowest`) and the Spark stage
-        seconds of each of the slowest nodes (``stage_seconds_of_slowest``: the rest of a
-        node's time is dbt's and the metastore's, and planning)."""
+        ``top`` slowest Spark stages (:func:`.spark_stages.slowest`) and the Spark task
+        seconds of each of the slowest nodes (``task_seconds_of_slowest``: the work Spark's
+        tasks did for it; a node whose task time is a fraction of its own spent the rest in
+        dbt, the metastore, planning, or waiting for a core)."""
         import json
 
         from cdc_lakehouse.bench import spark_stages
@@ -178,8 +179,8 @@ class Pipeline:
             path = spark_stages.event_log_file(log_dir, self.spark.sparkContext.applicationId)
             stages = spark_stages.read_stages(path, since_ms=self._command_started_ms)
             times["slowest_stages"] = spark_stages.slowest(stages, top)
-            by_node = spark_stages.seconds_by_node(stages)
-            times["stage_seconds_of_slowest"] = {
+            by_node = spark_stages.task_seconds_by_node(stages)
+            times["task_seconds_of_slowest"] = {
                 name: by_node.get(name, 0.0) for name in times["slowest"]
             }
         return times

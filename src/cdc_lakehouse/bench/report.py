@@ -541,18 +541,19 @@ def growth_line(result: dict[str, Any]) -> str:
 
 def stages_lines(nodes: dict[str, Any]) -> list[str]:
     """The Spark stages of a dbt command's :meth:`.Pipeline.node_times` (from the event log:
-    the stage seconds of each slowest node against its node time, and the slowest stages), as
+    the task seconds of each slowest node against its node time, and the slowest stages), as
     report lines; none without them."""
     if not nodes.get("slowest_stages"):
         return []
     node_seconds = nodes["slowest"]
     of_slowest = ", ".join(
-        f"{name} {seconds:.1f} of {node_seconds[name]:.1f} s"
-        for name, seconds in nodes["stage_seconds_of_slowest"].items()
+        f"{name} {seconds:.1f} s in {node_seconds[name]:.1f} s"
+        for name, seconds in nodes["task_seconds_of_slowest"].items()
     )
     stages = "; ".join(stage_text(entry) for entry in nodes["slowest_stages"])
     return [
-        f"Spark stages (event log) of the slowest nodes: {of_slowest}; slowest stages: {stages}.",
+        f"Spark task time (event log) of the slowest nodes: {of_slowest}; slowest stages "
+        f"(wall time, which counts waiting for a core too): {stages}.",
         "",
     ]
 

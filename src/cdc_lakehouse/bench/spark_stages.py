@@ -22,7 +22,7 @@ DESCRIPTION = "spark.job.description"
 _READ_EVENTS = ('"SparkListenerJobStart"', '"SparkListenerStageCompleted"')
 _METRICS = {
     "internal.metrics.executorRunTime": "executor_run_ms",
-    "internal.metrics.input.bytesRead": "input_bytes",
+    "internal.metrics.input.recordsRead": "input_records",
     "internal.metrics.output.bytesWritten": "output_bytes",
     "internal.metrics.shuffle.read.localBytesRead": "shuffle_read_bytes",
     "internal.metrics.shuffle.read.remoteBytesRead": "shuffle_read_bytes",
@@ -42,7 +42,9 @@ class StageRun:
         seconds: wall time from submission to completion, s.
         tasks: number of tasks.
         executor_run_ms: the tasks' run time added up, ms (up to cores x wall time).
-        input_bytes / output_bytes: bytes read from and written to tables and files.
+        input_records: rows read from tables and files (Spark's bytes-read figure is left
+            out: for Parquet scans it counts a fraction of the bytes).
+        output_bytes: bytes written to tables and files.
         shuffle_read_bytes / shuffle_write_bytes: bytes the stage read from and wrote to a
             shuffle.
     """
@@ -54,22 +56,25 @@ class StageRun:
     seconds: float
     tasks: int
     executor_run_ms: int
-    input_bytes: int
+    input_records: int
     output_bytes: int
     shuffle_read_bytes: int
     shuffle_write_bytes: int
 
 
-def node_name(unique_id: str) -> str:
-    """A dbt unique_id as the report names its node: the model, seed or test name
-    (``test.p.column_checks_change_events.2123235004`` -> ``column_checks_change_events``,
-    ``model.p.int_row_versions`` -> ``int_row_versions``); "(no dbt node)" for ""."""
-    if not unique_id:
+def node_name(description: str) -> str:
+    """A job description as the report names its node: for a dbt unique_id the model, seed
+    or test name (``test.p.column_checks_change_events.2123235004`` ->
+    ``column_checks_change_events``, ``model.p.int_row_versions`` -> ``int_row_versions``);
+    another description's first line (the ingest job's streaming query names itself);
+    "(no dbt node)" for ""."""
+    if not description:
         return "(no dbt node)"
-    parts = unique_id.split(".")
+    first = description.splitlines()[0].strip()
+    parts = first.split(".")
     if parts[0] == "test" and len(parts) > 3:
         return parts[2]
-    return parts[-1]
+    return parts[-1] if len(parts) > 2 else first
 
 
 def event_log_file(log_dir: str, application_id: str) -> Path:
@@ -133,8 +138,10 @@ def _stage_run(info: dict[str, Any], job_of_stage: dict[int, str]) -> StageRun |
 
 
 def slowest(stages: list[StageRun], top: int = 8) -> list[dict[str, Any]]:
-    """The ``top`` longest stages as report entries: node (its name, the unique_id's last
-    part), stage id, seconds, tasks and MB read / shuffled / written (MB = 10^6 bytes)."""
+    """The ``top`` longest stages (wall time) as report entries: node (:func:`node_name`),
+    stage id, wall seconds, tasks, task seconds (the tasks' run time added up: the work, where
+    the wall time also counts waiting for a core while other nodes' stages run), rows read and
+    MB shuffled / written (MB = 10^6 bytes)."""
     entries = []
     for run in sorted(stages, key=lambda r: r.seconds, reverse=True)[:top]:
         entries.append(
@@ -143,7 +150,8 @@ def slowest(stages: list[StageRun], top: int = 8) -> list[dict[str, Any]]:
                 "stage_id": run.stage_id,
                 "seconds": round(run.seconds, 2),
                 "tasks": run.tasks,
-                "input_mb": _mb(run.input_bytes),
+                "task_s": round(run.executor_run_ms / 1000, 2),
+                "input_rows": run.input_records,
                 "shuffle_read_mb": _mb(run.shuffle_read_bytes),
                 "shuffle_write_mb": _mb(run.shuffle_write_bytes),
                 "output_mb": _mb(run.output_bytes),
@@ -152,28 +160,30 @@ def slowest(stages: list[StageRun], top: int = 8) -> list[dict[str, Any]]:
     return entries
 
 
-def seconds_by_node(stages: list[StageRun]) -> dict[str, float]:
-    """Stage wall seconds added up per dbt node name, largest first (stages of one node that
-    run side by side count each)."""
+def task_seconds_by_node(stages: list[StageRun]) -> dict[str, float]:
+    """The tasks' run time (s) added up per node name, largest first: the Spark work each
+    node did (on 2 cores up to twice its wall time)."""
     totals: dict[str, float] = {}
     for run in stages:
         name = node_name(run.node)
-        totals[name] = totals.get(name, 0.0) + run.seconds
+        totals[name] = totals.get(name, 0.0) + run.executor_run_ms / 1000
     return {name: round(s, 2) for name, s in sorted(totals.items(), key=lambda kv: -kv[1])}
 
 
 def stage_text(entry: dict[str, Any]) -> str:
-    """One :func:`slowest` entry as report text, e.g. ``int_row_versions #41 3.10 s (8 tasks;
-    read 38.2 MB, shuffle 12.0 / 12.0 MB, wrote 38.9 MB)``; zero byte counts are left out."""
+    """One :func:`slowest` entry as report text, e.g. ``int_row_versions #41 3.10 s (8
+    tasks, 5.20 s of task time; read 76,260 rows; shuffle in / out 0.0 / 12.0 MB; wrote 38.9
+    MB)``; zeros are left out."""
     parts = []
-    if entry["input_mb"]:
-        parts.append(f"read {entry['input_mb']} MB")
+    if entry["input_rows"]:
+        parts.append(f"read {entry['input_rows']:,} rows")
     if entry["shuffle_read_mb"] or entry["shuffle_write_mb"]:
         shuffled = f"{entry['shuffle_read_mb']} / {entry['shuffle_write_mb']}"
         parts.append(f"shuffle in / out {shuffled} MB")
     if entry["output_mb"]:
         parts.append(f"wrote {entry['output_mb']} MB")
-    detail = "; ".join([f"{entry['tasks']} tasks", *parts])
+    work = f"{entry['tasks']} tasks, {entry['task_s']:.2f} s of task time"
+    detail = "; ".join([work, *parts])
     return f"{entry['node']} #{entry['stage_id']} {entry['seconds']:.2f} s ({detail})"
 
 
