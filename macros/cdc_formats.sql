@@ -8,19 +8,27 @@
     Adding a format = one staging folder whose *_events model has the columns of
     staging_event_columns() below (macro staging_event_row, macros/cdc_staging.sql), plus
     one entry here and the folder's +enabled line in dbt_project.yml.
+
+    'resolves_later': true when a row of the entry's table can become final in a later ingest
+    batch than its own (resolved_batch_id > ingest_batch_id: a split update's half paired, a
+    Shareplex key learned, a Qlik data message decoded when its metadata arrives). Without
+    it every row's resolved_batch_id is its ingest_batch_id, so the queries that look for rows
+    resolved after a batch read only the table's partitions after it
+    (staging_batches_resolved_after, macros/cdc_incremental.sql).
 #}
 {% macro cdc_all_staging_event_models() %}
     {{ return([
         {'model': 'stg_dataworks__events', 'formats': ['dataworks_json', 'datahub_blob'],
-            'paired_in': 'int_dataworks__events_paired'},
+            'paired_in': 'int_dataworks__events_paired', 'resolves_later': true},
         {'model': 'stg_dts_canal__events', 'formats': ['dts_canal_json']},
-        {'model': 'stg_qlik__events', 'formats': ['qlik_json', 'qlik_avro']},
+        {'model': 'stg_qlik__events', 'formats': ['qlik_json', 'qlik_avro'],
+            'resolves_later': true},
         {'model': 'stg_datahub_tuple__events', 'formats': ['datahub_tuple'],
-            'paired_in': 'int_datahub_tuple__events_paired'},
+            'paired_in': 'int_datahub_tuple__events_paired', 'resolves_later': true},
         {'model': 'stg_lindorm__events', 'formats': ['lindorm_debezium']},
         {'model': 'stg_dts_avro__events', 'formats': ['dts_avro']},
         {'model': 'stg_dts_shareplex__events', 'formats': ['dts_shareplex_json'],
-            'paired_in': 'int_dts_shareplex__events_keyed'},
+            'paired_in': 'int_dts_shareplex__events_keyed', 'resolves_later': true},
     ]) }}
 {% endmacro %}
 

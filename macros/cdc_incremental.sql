@@ -45,12 +45,44 @@
     literal list and Spark prunes the staging tables' partitions with it.
 #}
 {% macro resolved_batches(record_kind, watermark) %}
+    {{ return(staging_batches_resolved_after(record_kind, watermark)) }}
+{% endmacro %}
+
+{#
+    staging_batches_resolved_after(record_kind, watermark, late=false): the ingest batches (a
+    sorted list of ints) of the staging rows of every chosen format (its 'paired_in' table
+    where it has one; record_kind none: every kind) resolved after watermark; with late, only
+    the batches up to watermark. Read with run_query. A table whose rows are final in their
+    own batch (no 'resolves_later' in cdc_all_staging_event_models) is read from its batch
+    partitions after watermark only, and not at all with late: none of its rows is.
+#}
+{% macro staging_batches_resolved_after(record_kind, watermark, late=false) %}
     {% if not execute %}
         {{ return([]) }}
     {% endif %}
+    {% set branches = [] %}
+    {% for staging in cdc_staging_event_models() %}
+        {% set conditions = ['resolved_batch_id > ' ~ watermark] %}
+        {% if record_kind is not none %}
+            {% do conditions.append("record_kind = '" ~ record_kind ~ "'") %}
+        {% endif %}
+        {% if late %}
+            {% do conditions.append('ingest_batch_id <= ' ~ watermark) %}
+        {% elif not staging.get('resolves_later') %}
+            {% do conditions.append('ingest_batch_id > ' ~ watermark) %}
+        {% endif %}
+        {% if staging.get('resolves_later') or not late %}
+            {% do branches.append(
+                'select ingest_batch_id from ' ~ ref(staging.get('paired_in', staging.model))
+                ~ ' where ' ~ conditions | join(' and ')
+            ) %}
+        {% endif %}
+    {% endfor %}
+    {% if not branches %}
+        {{ return([]) }}
+    {% endif %}
     {% set result = run_query(
-        'select distinct ingest_batch_id from (' ~ staging_events(record_kind)
-        ~ ') where resolved_batch_id > ' ~ watermark ~ ' order by 1'
+        'select distinct ingest_batch_id from (' ~ branches | join(' union all ') ~ ') order by 1'
     ) %}
     {{ return(result.columns[0].values() | map('int') | list) }}
 {% endmacro %}
@@ -77,15 +109,7 @@
     since (e.g. a Qlik data message that left quarantine when its metadata arrived).
 #}
 {% macro late_resolved_batches(watermark) %}
-    {% if not execute %}
-        {{ return([]) }}
-    {% endif %}
-    {% set result = run_query(
-        'select distinct ingest_batch_id from (' ~ staging_events(none) ~ ') where '
-        ~ 'ingest_batch_id <= ' ~ watermark ~ ' and resolved_batch_id > ' ~ watermark
-        ~ ' order by 1'
-    ) %}
-    {{ return(result.columns[0].values() | map('int') | list) }}
+    {{ return(staging_batches_resolved_after(none, watermark, late=true)) }}
 {% endmacro %}
 
 {#

@@ -131,9 +131,21 @@ def silver_inputs() -> dict[str, str]:
     named by its entry's ``paired_in`` in ``cdc_all_staging_event_models()`` of
     ``macros/cdc_formats.sql`` (its staging model is then ephemeral), else itself."""
     text = (Path(__file__).resolve().parents[2] / "macros" / "cdc_formats.sql").read_text("utf-8")
-    paired = dict(re.findall(r"\{'model': '(\w+)', [^}]*'paired_in': '(\w+)'\}", text))
+    paired = dict(re.findall(r"\{'model': '(\w+)', [^}]*'paired_in': '(\w+)'", text))
     return {
         fmt.events_model: paired.get(fmt.events_model, fmt.events_model) for fmt in formats.MANIFEST
+    }
+
+
+def staging_tables_resolving_later() -> dict[str, bool]:
+    """Each table of :func:`silver_inputs` -> whether its entry in
+    ``cdc_all_staging_event_models()`` says ``'resolves_later': true`` (its rows can become
+    final in a later ingest batch than their own)."""
+    text = (Path(__file__).resolve().parents[2] / "macros" / "cdc_formats.sql").read_text("utf-8")
+    entries = dict(re.findall(r"\{'model': '(\w+)', ([^}]*)\}", text))
+    return {
+        table: "'resolves_later': true" in entries[model]
+        for model, table in silver_inputs().items()
     }
 
 
