@@ -558,6 +558,19 @@ def stages_lines(nodes: dict[str, Any]) -> list[str]:
     ]
 
 
+def nodes_lines(label: str, nodes: dict[str, Any]) -> list[str]:
+    """Where a dbt command's time went (:meth:`.Pipeline.node_times`), as report lines:
+    ``<label> (<n> dbt nodes): <seconds per resource type>; slowest: <nodes>.``, then its
+    Spark stages (:func:`stages_lines`) where the event log was on."""
+    by_type = ", ".join(f"{k} {v:.0f} s" for k, v in nodes["seconds_by_type"].items())
+    slowest = ", ".join(f"{k} {v:.1f} s" for k, v in nodes["slowest"].items())
+    return [
+        f"{label} ({nodes['nodes']} dbt nodes): {by_type}; slowest: {slowest}.",
+        "",
+        *stages_lines(nodes),
+    ]
+
+
 def format_nodes_markdown(formats: list[dict[str, Any]]) -> list[str]:
     """Per format, where bronze -> silver and silver -> gold spent their time: dbt nodes
     (run_results.json) and, where the event log was on, Spark stages."""
@@ -567,14 +580,7 @@ def format_nodes_markdown(formats: list[dict[str, Any]]) -> list[str]:
             nodes = (r.get("dbt_nodes") or {}).get(step)
             if not isinstance(nodes, dict):
                 continue
-            by_type = ", ".join(f"{k} {v:.0f} s" for k, v in nodes["seconds_by_type"].items())
-            slowest = ", ".join(f"{k} {v:.1f} s" for k, v in nodes["slowest"].items())
-            lines += [
-                f"{r['format']}, {STAGE_LABELS[step]} ({nodes['nodes']} dbt nodes): {by_type}; "
-                f"slowest: {slowest}.",
-                "",
-                *stages_lines(nodes),
-            ]
+            lines += nodes_lines(f"{r['format']}, {STAGE_LABELS[step]}", nodes)
     return ["## Where bronze → gold spends its time", "", *lines] if lines else []
 
 
@@ -695,20 +701,12 @@ def markdown(document: dict[str, Any]) -> str:
             nodes = growth[-1].get(key)
             if not nodes:
                 continue
-            by_type = ", ".join(f"{k} {v:.0f} s" for k, v in nodes["seconds_by_type"].items())
-            slowest = ", ".join(f"{k} {v:.1f} s" for k, v in nodes["slowest"].items())
-            lines += [
-                f"Where the {label} at {growth[-1]['factor']}x spends its time "
-                f"({nodes['nodes']} dbt nodes): {by_type}; slowest: {slowest}.",
-                "",
-                *stages_lines(nodes),
-            ]
+            lines += nodes_lines(
+                f"Where the {label} at {growth[-1]['factor']}x spends its time", nodes
+            )
     lines += ingest_markdown(document.get("ingest") or [])
     lines += tables_markdown(document.get("tables") or [])
     for r in document.get("incremental") or []:
-        nodes = r["incremental_build_nodes"]
-        by_type = ", ".join(f"{k} {v:.0f} s" for k, v in nodes["seconds_by_type"].items())
-        slowest = ", ".join(f"{k} {v:.1f} s" for k, v in nodes["slowest"].items())
         lines += [
             f"## Incremental build against recomputing ({r['format']})",
             "",
@@ -721,10 +719,9 @@ def markdown(document: dict[str, Any]) -> str:
             f"full build of the history took {r['full_build_s']:.1f} s. Gold "
             f"{'equals' if r['gold_equals_oracle'] else 'DIFFERS from'} the oracle.",
             "",
-            f"Where the incremental build spends its time ({nodes['nodes']} dbt nodes): "
-            f"{by_type}; slowest: {slowest}.",
-            "",
-            *stages_lines(nodes),
+            *nodes_lines(
+                "Where the incremental build spends its time", r["incremental_build_nodes"]
+            ),
         ]
     return "\n".join(lines)
 
