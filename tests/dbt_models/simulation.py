@@ -126,23 +126,30 @@ def gold_tables(spark: Any, simulation: Simulation) -> dict[str, RowMultiset]:
     return current_rows_tables(topic_current_rows(spark, simulation.topics))
 
 
+def _staging_entries() -> dict[str, str]:
+    """Each staging *_events model -> the text of its entry in
+    ``cdc_all_staging_event_models()`` of ``macros/cdc_formats.sql`` (after its name)."""
+    text = (Path(__file__).resolve().parents[2] / "macros" / "cdc_formats.sql").read_text("utf-8")
+    return dict(re.findall(r"\{'model': '(\w+)', ([^}]*)\}", text))
+
+
 def silver_inputs() -> dict[str, str]:
     """Each staging *_events model -> the table silver reads for it: the intermediate model
     named by its entry's ``paired_in`` in ``cdc_all_staging_event_models()`` of
     ``macros/cdc_formats.sql`` (its staging model is then ephemeral), else itself."""
-    text = (Path(__file__).resolve().parents[2] / "macros" / "cdc_formats.sql").read_text("utf-8")
-    paired = dict(re.findall(r"\{'model': '(\w+)', [^}]*'paired_in': '(\w+)'", text))
-    return {
-        fmt.events_model: paired.get(fmt.events_model, fmt.events_model) for fmt in formats.MANIFEST
-    }
+    entries = _staging_entries()
+    tables = {}
+    for fmt in formats.MANIFEST:
+        paired = re.search(r"'paired_in': '(\w+)'", entries.get(fmt.events_model, ""))
+        tables[fmt.events_model] = paired.group(1) if paired else fmt.events_model
+    return tables
 
 
 def staging_tables_resolving_later() -> dict[str, bool]:
     """Each table of :func:`silver_inputs` -> whether its entry in
     ``cdc_all_staging_event_models()`` says ``'resolves_later': true`` (its rows can become
     final in a later ingest batch than their own)."""
-    text = (Path(__file__).resolve().parents[2] / "macros" / "cdc_formats.sql").read_text("utf-8")
-    entries = dict(re.findall(r"\{'model': '(\w+)', ([^}]*)\}", text))
+    entries = _staging_entries()
     return {
         table: "'resolves_later': true" in entries[model]
         for model, table in silver_inputs().items()
