@@ -245,7 +245,8 @@ def check_metastore_reachable(metastore: SharedMetastore, timeout_s: float = 3.0
 def get_spark(settings: Settings | None = None) -> SparkSession:
     """Return the process's SparkSession, creating it with :func:`spark_conf` if needed.
 
-    Creates ``CDC_LAKE_DIR`` and its sub-directories. With ``CDC_TABLE_FORMAT=delta`` and no
+    Creates ``CDC_LAKE_DIR`` and its sub-directories (and ``CDC_SPARK_EVENT_LOG_DIR`` when it
+    is set, see :func:`event_log_conf`). With ``CDC_TABLE_FORMAT=delta`` and no
     ``CDC_DELTA_JARS_DIR``, the jars are resolved the usual way
     (``delta.configure_spark_with_delta_pip``, i.e. ``spark.jars.packages`` from Maven).
 

@@ -4,9 +4,9 @@ With ``CDC_SPARK_EVENT_LOG_DIR`` set (:func:`cdc_lakehouse.spark_session.event_l
 writes every job, stage and task of the application to one JSON-lines file, and the
 ``sparksession`` adapter gives each job the dbt node that ran it (``model.<project>.<name>``,
 ``test....``) as its description. This module reads that file: each completed stage with its
-node, wall seconds (submission to completion), tasks, executor run time and bytes read,
-written and shuffled - the per-stage profile issue 20 asks the bench to show beside dbt's
-``run_results.json``. The same file opens in Spark's history server
+node, wall seconds (submission to completion), tasks, executor run time (the tasks' work),
+rows read and bytes written and shuffled - the per-stage profile issue 20 asks the bench to
+show beside dbt's ``run_results.json``. The same file opens in Spark's history server
 (``bin/spark-class org.apache.spark.deploy.history.HistoryServer`` of the pyspark wheel).
 """
 
