@@ -131,6 +131,8 @@
       ingest_batch_id, or the later batch that delivered the other half of a split update
       (whose pairing sets before_row_key). Incremental gold reads the rows resolved since its
       last run.
+    No raw bytes: silver.quarantine takes a quarantined record's value from bronze by its Kafka
+    coordinates, so the staging tables do not write every message again.
 #}
 {% macro staging_event_columns() %}
     {{ return([
@@ -142,7 +144,7 @@
         'after_image_is_partial', 'row_key', 'before_row_key', 'ordering_key', 'event_time',
         'capture_time', 'checkpoint_time', 'source_sequence_id', 'source_scn',
         'source_position', 'transaction_id', 'transaction_event_index',
-        'transaction_event_count', 'is_last_event_in_transaction', 'ddl_text', 'raw_value',
+        'transaction_event_count', 'is_last_event_in_transaction', 'ddl_text',
         'resolved_batch_id',
     ]) }}
 {% endmacro %}

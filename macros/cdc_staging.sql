@@ -37,8 +37,8 @@
       format's own columns, for its readers and its intermediate model).
     Every other column of the contract is:
     - a bronze coordinate every decoding model passes through: kafka_topic <- topic,
-      kafka_partition <- partition, kafka_offset <- offset, kafka_timestamp <- timestamp,
-      raw_value <- value; source_format and ingest_batch_id as they are; kafka_row_index 0
+      kafka_partition <- partition, kafka_offset <- offset, kafka_timestamp <- timestamp;
+      source_format and ingest_batch_id as they are; kafka_row_index 0
       (single-row formats); resolved_batch_id <- ingest_batch_id (final in its own batch);
     - quarantine_reason / quarantine_detail, as quarantine_checks() names them; record_kind:
       op_kind (change, control or ddl, a column of the relation), or quarantine when
@@ -61,7 +61,6 @@
         'quarantine_reason': 'quarantine_reason',
         'quarantine_detail': 'quarantine_detail',
         'after_image_is_partial': 'false',
-        'raw_value': 'value',
         'resolved_batch_id': 'ingest_batch_id',
     } -%}
     {%- set contract = staging_event_columns() -%}

@@ -45,6 +45,21 @@ staging_events as (
     {% endif %}
 ),
 
+{# each quarantined record's raw bytes from bronze (staging does not carry them). The
+   quarantined records, usually few, are broadcast: bronze is read once in place, never
+   shuffled #}
+staging_quarantine as (
+    select /*+ broadcast(staging_events) */
+        staging_events.*,
+        kafka_records.value as raw_value
+    from staging_events
+    inner join kafka_records
+        on staging_events.kafka_topic = kafka_records.topic
+        and staging_events.kafka_partition = kafka_records.partition
+        and staging_events.kafka_offset = kafka_records.offset
+        and staging_events.ingest_batch_id = kafka_records.ingest_batch_id
+),
+
 {# formats decoded by a staging model (cdc_staging_event_models); the others are quarantined
    (noqa LT05: the line is short, the list it renders is not) #}
 decoded_formats as (
@@ -91,7 +106,7 @@ decode_failures as (
         quarantine_detail as reason_detail,
         raw_value,
         resolved_batch_id
-    from staging_events
+    from staging_quarantine
 ),
 
 unioned as (

@@ -21,6 +21,9 @@ What :func:`decode_records` does for every format:
 3. decodes them with ``mapInArrow(decoder.decode_batches, decoder.output_schema_ddl(...))``
    (Arrow batches, no row-at-a-time UDF): the input columns, then the decoder's fields, with
    structural errors kept as ``decode_error`` / ``decode_error_detail`` for silver.quarantine;
+   the raw ``value`` is left out of what the model writes (silver.quarantine takes the bytes of
+   a quarantined record from bronze; keeping them would write every message again, for a
+   multi-row message once per row), unless ``keep_value``;
 4. after an interrupted append, leaves out the rows the table already holds
    (:func:`cdc_lakehouse.incremental.unheld_rows`).
 
@@ -114,6 +117,7 @@ def decode_records(
     legacy_swap: bool = False,
     multi_row: bool = False,
     late_metadata: bool = False,
+    keep_value: bool = False,
 ) -> DataFrame:
     """The rows a decoding dbt Python model appends on this run (see module doc).
 
@@ -136,12 +140,16 @@ def decode_records(
             column ``decoder.INPUT_COLUMN``); when a run brings new metadata, the held records
             still waiting for theirs (``decode_error = missing_table_metadata``) are decoded
             again and appended when they no longer wait. A record's rows are then identified
-            by topic, partition, offset and ``resolved_batch_id``.
+            by topic, partition, offset and ``resolved_batch_id``. Keeps ``value`` (a waiting
+            record is decoded again from its held row).
+        keep_value: keep the raw ``value`` column (a format whose SQL model reads the message
+            text, e.g. Shareplex's DROP COLUMN statement).
 
     Returns:
-        A DataFrame: :data:`BRONZE_COLUMNS` (with the options' extra input columns), then the
-        decoder's fields; one row per new bronze record (per changed row with ``multi_row``,
-        per decoding with ``late_metadata``).
+        A DataFrame: :data:`BRONZE_COLUMNS` (with the options' extra input columns; without
+        ``value`` unless ``keep_value`` or ``late_metadata``), then the decoder's fields; one
+        row per new bronze record (per changed row with ``multi_row``, per decoding with
+        ``late_metadata``).
 
     Raises:
         cdc_lakehouse.formats.UnknownFormatError: ``folder`` is no format's staging folder.
@@ -188,6 +196,8 @@ def decode_records(
         decoded = normal.unionByName(legacy)
     else:
         decoded = selected.mapInArrow(decoder.decode_batches, schema)
+    if not keep_value:
+        decoded = decoded.drop("value")
     return unheld_rows(dbt, session, decoded, keys=keys)
 
 

@@ -66,7 +66,8 @@ def test_seed_003_delete_new_meaning():
     assert (row["source_database"], row["source_table"]) == ("dbname", "tablename")
     assert row["pk_names"] == ["id"]
     assert row["column_types"] == [("id", "bigint"), ("shipping_type", "varchar")]
-    assert row["sql_types"] == [("id", "-5"), ("shipping_type", "12")]
+    assert "sql_types" not in row  # sqlType is checked, not kept
+    assert (row["has_data_row"], row["has_old_row"]) == (True, False)
     assert (row["es_ms"], row["ts_ms"], row["canal_id"]) == (1600161894000, 1600161894771, "58")
     assert row["sql_text"] == ""
     # shipping_type is SQL NULL (key present), not "not provided"
@@ -90,7 +91,7 @@ def test_seed_003_legacy_delete_row_is_in_old():
     value = dump_values("dts.sample.canal_legacy")[0]
     row = one(value, legacy_swap=True)
     assert row["decode_error"] is None
-    assert row["data_row"] is None and row["old_row"] == [("shipping_type", "aaa")]
+    assert (row["has_data_row"], row["has_old_row"]) == (False, True)
     assert row["before_image"] == [("shipping_type", "aaa")]
     assert row["after_image"] is None
     # the same bytes on a topic with the open-source meaning: a DELETE without data
@@ -411,13 +412,13 @@ def test_type_maps_equal_as_python_values_keep_their_own_text():
     """Type maps are cached by their items: "1", 1 and 1.0 are different items, and true is
     refused even after a map holding 1."""
     values = [
-        canal("INSERT", [{"id": "1"}], sqlType={"id": sql_type})
+        canal("INSERT", [{"id": "1"}], mysqlType={"id": sql_type})
         for sql_type in (1, "1", 1.0, True, 1)
     ]
     batch = pa.RecordBatch.from_pydict({"value": values})
     (out,) = list(decode_batches(iter([batch])))
     assert out.column("decode_error").to_pylist() == [None, None, None, "invalid_field_type", None]
-    assert out.column("sql_types").to_pylist() == [
+    assert out.column("column_types").to_pylist() == [
         [("id", "1")],
         [("id", "1")],
         [("id", "1.0")],

@@ -18,6 +18,7 @@ import pytest
 from cdc_lakehouse.decode import dts_avro as avro_decoder
 from cdc_lakehouse.decode import dts_canal as canal_decoder
 from cdc_lakehouse.decode import dts_shareplex as shareplex_decoder
+from cdc_lakehouse.decode.json_text import loads, value_text
 from cdc_lakehouse.simulate.encoders import ENCODERS, dts_avro, dts_canal_json, dts_shareplex_json
 from cdc_lakehouse.simulate.encoders._dts_common import java_double, oracle_number
 from cdc_lakehouse.simulate.history import (
@@ -361,13 +362,26 @@ def _canal_expected(history: History) -> list[dict[str, Any]]:
     return out
 
 
+def _canal_olds(messages: list[Any]) -> list[dict[str, str | None] | None]:
+    """The ``old`` element of each row the decoder makes of ``messages``, as sent (value texts),
+    or None: the decoder keeps only whether one was sent (``has_old_row``)."""
+    olds: list[dict[str, str | None] | None] = []
+    for m in messages:
+        message = loads(m.value)
+        data, old = message.get("data"), message.get("old")
+        for index in range(len(data) if data else len(old) if old else 1):
+            olds.append({k: value_text(v) for k, v in old[index].items()} if old else None)
+    return olds
+
+
 def test_dts_canal_round_trip() -> None:
     messages = dts_canal_json.encode(HISTORY, "sim")
     decoded = [canal_decoder.decode_message(m.value) for m in messages]
     rows = [row for message in decoded for row in message]
     assert [r["decode_error"] for r in rows] == [None] * len(rows)
+    olds = _canal_olds(messages)
     got = []
-    for r in rows:
+    for r, old in zip(rows, olds, strict=True):
         entry = {
             "type_code": r["type_code"],
             "is_ddl": r["is_ddl"],
@@ -375,7 +389,8 @@ def test_dts_canal_round_trip() -> None:
             "after": dict(r["after_image"]) if r["after_image"] is not None else None,
         }
         if not r["is_ddl"]:
-            entry["old"] = dict(r["old_row"]) if r["old_row"] is not None else None
+            assert r["has_old_row"] == (old is not None)
+            entry["old"] = old
         got.append(entry)
     assert got == _canal_expected(HISTORY)
     # the three LOG inserts of transaction 2 are one message (one statement)
@@ -388,7 +403,7 @@ def test_dts_canal_round_trip() -> None:
     assert dict(first["column_types"]) == {
         c.name: dts_canal_json.source_type(c) for c in ALL.columns
     }
-    assert dict(first["sql_types"])["big"] == "-5"
+    assert value_text(loads(messages[0].value)["sqlType"]["big"]) == "-5"
     assert next(r for r in rows if r["source_table"] == "log")["pk_names"] is None
     es = [r["es_ms"] for r in rows]
     assert es == sorted(es)

@@ -44,7 +44,7 @@ concat(
             then 'on a canal_legacy_swap topic an UPDATE needs data (the old '
             || 'row) and old (the new row)'
         when canal_legacy_swap then 'neither data nor old carries a row'
-        when data_row is null and old_row is not null
+        when not has_data_row and has_old_row
             then 'data is null or empty and only old carries a row (a DTS '
             || 'instance created before 2022-03-20? set canal_legacy_swap for '
             || 'the topic in seeds/cdc_topics.csv)'

@@ -1,6 +1,7 @@
 """dbt Python model: the Shareplex JSON message of every dts_shareplex_json record, decoded by
-cdc_lakehouse.decode.dts_shareplex (docs/formats.md section 4b). One row per bronze record;
-structural errors kept as decode_error for silver.quarantine. Python because Spark's JSON
+cdc_lakehouse.decode.dts_shareplex (docs/formats.md section 4b). One row per bronze record,
+with its raw value (the text of a DROP COLUMN message is its ddl_text); structural errors
+kept as decode_error for silver.quarantine. Python because Spark's JSON
 functions turn decimals into doubles (docs/architecture.md); ops, keys and ordering are SQL in
 stg_dts_shareplex__events.
 """
@@ -11,5 +12,9 @@ from cdc_lakehouse.staging_model import decode_records
 def model(dbt, session):
     dbt.config(materialized="incremental", incremental_strategy="append")
     return decode_records(
-        dbt, session, dbt.ref("stg_bronze__kafka_records"), folder="dts_shareplex"
+        dbt,
+        session,
+        dbt.ref("stg_bronze__kafka_records"),
+        folder="dts_shareplex",
+        keep_value=True,  # a DROP COLUMN's ddl_text is the message text
     )

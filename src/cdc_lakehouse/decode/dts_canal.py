@@ -22,15 +22,20 @@ Output fields (:data:`CANAL_FIELDS`):
 - ``source_database`` / ``source_table``: ``database`` / ``table`` (empty text -> NULL).
 - ``pk_names``: ``pkNames`` (array of column names; NULL when null or absent).
 - ``column_types``: ``mysqlType`` as column -> MySQL type text (``bigint``, ``varchar(255)``),
-  in message order. ``sql_types``: ``sqlType`` as column -> java.sql.Types code text.
+  in message order. ``sqlType`` (java.sql.Types codes) is checked (an object of type names or
+  codes, else ``invalid_field_type``) but not kept: no model reads it, and ``mysqlType`` names
+  the same columns' types.
 - ``es_ms``: ``es``, epoch milliseconds (UTC) of the binlog event at the source.
   ``ts_ms``: ``ts``, epoch milliseconds (UTC) when DTS / canal wrote the message. Both accept a
   JSON integer or a string of digits; any other value is ``invalid_field_type``.
 - ``canal_id``: ``id`` as digits (the operation serial / DTS cache offset; may be 0).
 - ``gtid``: ``gtid`` (MySQL GTID of the transaction), empty text -> NULL.
 - ``sql_text``: ``sql`` (the DDL statement; ``""`` for DML).
-- ``data_row`` / ``old_row``: the ``data`` / ``old`` element at ``row_index`` as sent (map
-  column -> value text), NULL when the array is null or absent.
+- ``has_data_row`` / ``has_old_row``: whether the message carries a ``data`` / ``old``
+  element for this row (false when the array is null, absent or empty). The elements
+  themselves are not output: the images below hold their values, and the SQL model needs only
+  whether each was sent (to say why an image is missing). Writing them would store every
+  row's values twice more.
 - ``before_image`` / ``after_image``: the row before / after the change (see below).
 
 Images are map column -> value text with three states: key with text (value), key with NULL
@@ -107,14 +112,13 @@ CANAL_FIELDS: list[pa.Field] = [
     pa.field("source_table", _STR),
     pa.field("pk_names", pa.list_(pa.string())),
     pa.field("column_types", _MAP),
-    pa.field("sql_types", _MAP),
     pa.field("es_ms", pa.int64()),
     pa.field("ts_ms", pa.int64()),
     pa.field("canal_id", _STR),
     pa.field("gtid", _STR),
     pa.field("sql_text", _STR),
-    pa.field("data_row", _MAP),
-    pa.field("old_row", _MAP),
+    pa.field("has_data_row", pa.bool_()),
+    pa.field("has_old_row", pa.bool_()),
     pa.field("before_image", _MAP),
     pa.field("after_image", _MAP),
 ]
@@ -288,6 +292,7 @@ def _decode(raw: bytes | None, legacy_swap: bool) -> list[dict[str, Any]]:
     if is_ddl_value is not None and not isinstance(is_ddl_value, bool):
         raise DecodeError("invalid_field_type", "isDdl must be true or false")
     is_ddl = is_ddl_value if is_ddl_value is not None else type_code in DDL_TYPES
+    _type_map(message, "sqlType")  # checked, not kept (module doc)
     common: dict[str, Any] = {
         "decode_error": None,
         "decode_error_detail": None,
@@ -297,7 +302,6 @@ def _decode(raw: bytes | None, legacy_swap: bool) -> list[dict[str, Any]]:
         "source_table": shared.string(message, "table") or None,
         "pk_names": _names(message, "pkNames"),
         "column_types": _type_map(message, "mysqlType"),
-        "sql_types": _type_map(message, "sqlType"),
         "es_ms": _millis(message, "es"),
         "ts_ms": _millis(message, "ts"),
         "canal_id": shared.digits(message, "id", expected=_INTEGER),
@@ -305,7 +309,7 @@ def _decode(raw: bytes | None, legacy_swap: bool) -> list[dict[str, Any]]:
         "sql_text": shared.string(message, "sql"),
     }
     if is_ddl:
-        return [_row(common, 0, 1, None, None, None, None)]
+        return [_row(common, 0, 1, False, False, None, None)]
     data = _rows(message, "data")
     old = _rows(message, "old")
     if data is not None and old is not None and len(data) != len(old):
@@ -324,7 +328,9 @@ def _decode(raw: bytes | None, legacy_swap: bool) -> list[dict[str, Any]]:
         before, after = _images(
             type_code, data_row, old_row, data_texts, old_texts, legacy_swap=legacy_swap
         )
-        out.append(_row(common, index, count, data_texts, old_texts, before, after))
+        out.append(
+            _row(common, index, count, data_row is not None, old_row is not None, before, after)
+        )
     return out
 
 
@@ -332,8 +338,8 @@ def _row(
     common: dict[str, Any],
     index: int,
     count: int,
-    data_row: Image | None,
-    old_row: Image | None,
+    has_data_row: bool,
+    has_old_row: bool,
     before: Image | None,
     after: Image | None,
 ) -> dict[str, Any]:
@@ -342,8 +348,8 @@ def _row(
         **common,
         "row_index": index,
         "row_count": count,
-        "data_row": data_row,
-        "old_row": old_row,
+        "has_data_row": has_data_row,
+        "has_old_row": has_old_row,
         "before_image": before,
         "after_image": after,
     }
