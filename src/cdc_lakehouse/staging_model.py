@@ -50,6 +50,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdc_lakehouse import formats
+from cdc_lakehouse.decode.dts_canal import (
+    LEGACY_SWAP_COLUMN,  # the registry option legacy_swap reads
+)
 from cdc_lakehouse.incremental import (
     RECORD_KEY,
     new_bronze_records,
@@ -71,8 +74,6 @@ BRONZE_COLUMN_TYPES: tuple[tuple[str, str], ...] = (
 """The columns of ``stg_bronze__kafka_records`` a decoding model passes to its decoder (and
 through to its output), with their Spark types."""
 BRONZE_COLUMNS = tuple(name for name, _ in BRONZE_COLUMN_TYPES)
-LEGACY_SWAP_COLUMN = "canal_legacy_swap"
-"""Registry option column of ``stg_bronze__kafka_records`` read with ``legacy_swap``."""
 QLIK_INPUT_TYPE = "struct<source_format:string,topic:string,value:binary,ingest_batch_id:bigint>"
 """Spark type of the struct column a ``late_metadata`` decoder reads."""
 WAITING = "missing_table_metadata"
@@ -127,11 +128,11 @@ def decode_records(
         records: ``dbt.ref("stg_bronze__kafka_records")``: every bronze record with its
             registry ``source_format`` (and ``canal_legacy_swap``).
         folder: the model's staging folder; it decodes the manifest's formats of that folder.
-        legacy_swap: DTS Canal JSON: records of topics whose ``canal_legacy_swap`` is true
-            (instances created before 2022-03-20, ``data`` / ``old`` swapped) are decoded by
-            ``decoder.decode_batches_legacy``, the others by ``decoder.decode_batches``, and the
-            two halves unioned; the output keeps ``canal_legacy_swap`` (NULL read as false)
-            after ``source_format``.
+        legacy_swap: DTS Canal JSON: the decoder gets each record's ``canal_legacy_swap``
+            (NULL read as false) beside its value and decodes the records of topics where it
+            is true (instances created before 2022-03-20, ``data`` / ``old`` swapped) with that
+            meaning, in the same pass over bronze; the output keeps ``canal_legacy_swap`` after
+            ``source_format``.
         multi_row: the decoder gives one row per changed row of a message, numbered by
             ``row_index``: a row is identified by topic, partition, offset and ``row_index``.
         late_metadata: Qlik: the metadata (MD) messages of every batch are decoded first
@@ -186,16 +187,7 @@ def decode_records(
         input_columns = BRONZE_COLUMN_TYPES
     selected = spread_over_cores(selected)
     schema = decoder.output_schema_ddl(schema_ddl(input_columns))
-    if legacy_swap:
-        normal = selected.where(f"not {LEGACY_SWAP_COLUMN}").mapInArrow(
-            decoder.decode_batches, schema
-        )
-        legacy = selected.where(LEGACY_SWAP_COLUMN).mapInArrow(
-            decoder.decode_batches_legacy, schema
-        )
-        decoded = normal.unionByName(legacy)
-    else:
-        decoded = selected.mapInArrow(decoder.decode_batches, schema)
+    decoded = selected.mapInArrow(decoder.decode_batches, schema)
     if not keep_value:
         decoded = decoded.drop("value")
     return unheld_rows(dbt, session, decoded, keys=keys)

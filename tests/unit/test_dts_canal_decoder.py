@@ -13,8 +13,8 @@ import pytest
 
 from cdc_lakehouse.decode.dts_canal import (
     CANAL_FIELDS,
+    LEGACY_SWAP_COLUMN,
     decode_batches,
-    decode_batches_legacy,
     decode_message,
     output_schema_ddl,
 )
@@ -392,14 +392,27 @@ def test_decode_batches_repeats_input_columns_per_row():
     assert out.column("decode_error").to_pylist() == [None, None, "invalid_json", None]
 
 
-def test_decode_batches_legacy_applies_the_swap():
+def test_decode_batches_applies_the_swap_of_each_record():
+    """One batch, each record with its topic's canal_legacy_swap (NULL = false): a legacy
+    DELETE carries its row in old, an open-source one in data."""
+    legacy_delete = canal("DELETE", None, [{"id": "9"}])
     batch = pa.record_batch(
-        [pa.array([canal("DELETE", None, [{"id": "9"}])], pa.binary())], names=["value"]
+        [
+            pa.array([legacy_delete, legacy_delete, legacy_delete], pa.binary()),
+            pa.array([True, False, None], pa.bool_()),
+            pa.array([1, 2, 3], pa.int64()),
+        ],
+        names=["value", LEGACY_SWAP_COLUMN, "offset"],
     )
-    legacy = pa.Table.from_batches(list(decode_batches_legacy(iter([batch]))))
-    normal = pa.Table.from_batches(list(decode_batches(iter([batch]))))
-    assert legacy.column("before_image").to_pylist() == [[("id", "9")]]
-    assert normal.column("before_image").to_pylist() == [None]
+    out = pa.Table.from_batches(list(decode_batches(iter([batch]))))
+    offsets = out.column("offset").to_pylist()
+    images = dict(zip(offsets, out.column("before_image").to_pylist(), strict=True))
+    assert images == {1: [("id", "9")], 2: None, 3: None}
+    assert out.column(LEGACY_SWAP_COLUMN).to_pylist() == [False, None, True]
+    # without the column, every record with the meaning asked for
+    plain = batch.select(["value", "offset"])
+    legacy = pa.Table.from_batches(list(decode_batches(iter([plain]), legacy_swap=True)))
+    assert legacy.column("before_image").to_pylist() == [[("id", "9")]] * 3
 
 
 def test_output_schema_ddl():

@@ -82,6 +82,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from cdc_lakehouse.decode import batches as arrow_batches
 from cdc_lakehouse.decode import shared
@@ -124,6 +125,10 @@ CANAL_FIELDS: list[pa.Field] = [
 ]
 CANAL_SCHEMA = pa.schema(CANAL_FIELDS)
 _NAMES = [f.name for f in CANAL_FIELDS]
+
+LEGACY_SWAP_COLUMN = "canal_legacy_swap"
+"""Input column of :func:`decode_batches`: the topic's ``canal_legacy_swap`` registry option
+(true for DTS instances created before 2022-03-20: ``data`` / ``old`` swapped)."""
 
 Image = dict[str, str | None]
 """A map field's value in the rows of :func:`decode_rows`: column -> text, in message order."""
@@ -360,19 +365,32 @@ def decode_batches(
 ) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` function: append :data:`CANAL_FIELDS`, one output row per Canal row.
 
+    Each record is decoded with the meaning its topic's registry row gives: a batch with a
+    boolean :data:`LEGACY_SWAP_COLUMN` column is split by it (NULL = false, the registry's
+    default), so one pass over bronze decodes both kinds of topic; a batch without the column
+    is decoded with ``legacy_swap``. Rows come out grouped by meaning within each batch.
+
     Args:
-        batches: input Arrow batches with a ``value`` column.
-        legacy_swap: decode with the pre-2022-03-20 DTS data / old meaning (registry option).
+        batches: input Arrow batches with a ``value`` column (and optionally
+            :data:`LEGACY_SWAP_COLUMN`).
+        legacy_swap: the pre-2022-03-20 DTS data / old meaning for batches without the column.
     """
-    decode_one: Callable[[Any], list[dict[str, Any]]] = functools.partial(
-        decode_rows, legacy_swap=legacy_swap
-    )
-    return append_decoded(batches, decode_one, CANAL_FIELDS, error=error_row)
+    meanings: dict[bool, Callable[[Any], list[dict[str, Any]]]] = {
+        swap: functools.partial(decode_rows, legacy_swap=swap) for swap in (False, True)
+    }
+    for batch in batches:
+        for swap, part in _by_meaning(batch, legacy_swap):
+            yield from append_decoded(iter([part]), meanings[swap], CANAL_FIELDS, error=error_row)
 
 
-def decode_batches_legacy(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """:func:`decode_batches` with ``legacy_swap=True`` (topics with ``canal_legacy_swap``)."""
-    return decode_batches(batches, legacy_swap=True)
+def _by_meaning(batch: pa.RecordBatch, default: bool) -> list[tuple[bool, pa.RecordBatch]]:
+    """``(legacy_swap, rows)`` parts of ``batch``: by its :data:`LEGACY_SWAP_COLUMN` (NULL =
+    false) when it has one, else the whole batch with ``default``; empty parts left out."""
+    if LEGACY_SWAP_COLUMN not in batch.schema.names:
+        return [(default, batch)]
+    swapped = pc.fill_null(batch.column(LEGACY_SWAP_COLUMN), False)
+    parts = [(False, batch.filter(pc.invert(swapped))), (True, batch.filter(swapped))]
+    return [(swap, part) for swap, part in parts if part.num_rows]
 
 
 def output_schema_ddl(input_schema_ddl: str) -> str:
