@@ -72,7 +72,8 @@ BRONZE_COLUMN_TYPES: tuple[tuple[str, str], ...] = (
     ("ingest_batch_id", "bigint"),
 )
 """The columns of ``stg_bronze__kafka_records`` a decoding model passes to its decoder (and
-through to its output), with their Spark types."""
+through to its output, ``value`` only with ``keep_value`` or ``late_metadata``), with their
+Spark types."""
 BRONZE_COLUMNS = tuple(name for name, _ in BRONZE_COLUMN_TYPES)
 QLIK_INPUT_TYPE = "struct<source_format:string,topic:string,value:binary,ingest_batch_id:bigint>"
 """Spark type of the struct column a ``late_metadata`` decoder reads."""

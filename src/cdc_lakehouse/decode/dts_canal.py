@@ -1,7 +1,9 @@
 """Decoder of DTS / open-source Canal JSON messages (docs/formats.md section 4c; seed 003).
 
-Input: Arrow batches with at least ``value binary`` (rows of ``bronze.kafka_records``); every
-input column is passed through unchanged (repeated for each row of a multi-row message).
+Input: Arrow batches with at least ``value binary`` (rows of ``bronze.kafka_records``) and
+optionally the topic's ``canal_legacy_swap`` (:data:`LEGACY_SWAP_COLUMN`, which meaning to
+decode with); every input column is passed through unchanged (repeated for each row of a
+multi-row message).
 
 One Canal message carries a ``data`` array: each element is its own row change. The decoder
 returns one output row per element, numbered by ``row_index`` (0-based array index; the SQL
