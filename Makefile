@@ -32,11 +32,15 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 install: $(STAMP)
 
 # The grep drops a notice that some machines' pip configuration prints once per package;
-# pipefail keeps pip's own exit status.
-$(STAMP): pyproject.toml requirements.lock
+# pipefail keeps pip's own exit status. Then Maven resolves the pinned JVM libraries (Delta
+# Lake, Spark's Kafka source, spark-avro, the Kafka broker: jvm/*/pom.xml) into
+# $(VENV)/share/cdc-lakehouse/jars (python -m cdc_lakehouse.jars; Maven's error line, exit 2,
+# when one does not resolve).
+$(STAMP): pyproject.toml requirements.lock jvm/spark/pom.xml jvm/kafka/pom.xml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[dev]' \
 		2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; }
+	$(BIN)/python -m cdc_lakehouse.jars install
 	touch $(STAMP)
 
 ## demo: ingest the bundled sample dump, build every model, print rows per layer and gold rows

@@ -26,7 +26,7 @@
     {% set bronze = source('bronze', 'kafka_records') %}
     {% do run_query(
         'create table if not exists ' ~ bronze_pin_table()
-        ~ ' (bronze_batch_id bigint, pinned_at timestamp, invocation_id string) using parquet'
+        ~ ' (bronze_batch_id bigint, pinned_at timestamp, invocation_id string) using delta'
     ) %}
     {% if load_relation(bronze) is none %}
         {{ return('') }}

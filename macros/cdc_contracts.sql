@@ -18,7 +18,7 @@
     --full-refresh, a table rebuilt), dbt's contract check of the SQL the run is about to
     write (the incremental SQL on an incremental run), before the other hooks and before
     anything is written or dropped. Renders nothing. (dbt-spark checks the contract again
-    where it creates the table; a view checks its own, macros/cdc_generations.sql.)
+    where it creates the table; a view checks its own, macros/cdc_view_materialization.sql.)
 #}
 {% macro check_contract_before_write() %}
     {%- if execute and model.language == 'sql'

@@ -466,3 +466,36 @@
         and row_bucket = {{ row_bucket }}
     {%- endif %}
 {%- endmacro %}
+
+{#
+    retracted_identities(change_events, applied_batch_id): the select of the row identities
+    (source_format, source_database, source_schema, source_table, row_key) that a run after
+    applied_batch_id retracts: the provisional all-columns identity of a change keyed by all
+    its columns when it was first built (a Shareplex insert before its table's key arrived)
+    and keyed again since by the key learned later - staging computed its batch again, so its
+    ingest_batch_id is applied and its resolved_batch_id new. A full build never has such an
+    identity; an incremental gold model deletes it (merge_delete_condition).
+#}
+{% macro retracted_identities(change_events, applied_batch_id) -%}
+    select distinct
+        source_format,
+        source_database,
+        source_schema,
+        source_table,
+        provisional_row_key as row_key
+    from (
+        select
+            source_format,
+            source_database,
+            source_schema,
+            source_table,
+            {{ canonical_row_key('after_image', 'map_keys(after_image)') }} as provisional_row_key,
+            row_key
+        from {{ change_events }}
+        where resolved_batch_id > {{ applied_batch_id }}
+            and ingest_batch_id <= {{ applied_batch_id }}
+            and key_source = 'unique_key'
+            and after_image is not null
+    )
+    where provisional_row_key != row_key
+{%- endmacro %}

@@ -113,48 +113,23 @@
 {% endmacro %}
 
 {#
-    late_batch_partitions(): the partitions (a list of {'ingest_batch_id': batch}) of
-    late_resolved_batches(held_max('resolved_batch_id')) that the model's table holds (empty
-    when none, or when the run is not incremental). An insert_overwrite run replaces only the
-    partitions its query writes, so such a partition, which may have to become empty (every
-    record of it left the table), is emptied explicitly: on Parquet by the generation switch
-    itself (config empties_late_batches, macros/cdc_generations.sql), elsewhere by
-    drop_late_batch_partitions.
-#}
-{% macro late_batch_partitions() %}
-    {% if not execute or not is_incremental() %}
-        {{ return([]) }}
-    {% endif %}
-    {% set batches = late_resolved_batches(held_max('resolved_batch_id')) %}
-    {% set held = run_query('show partitions ' ~ this).columns[0].values() %}
-    {% set partitions = [] %}
-    {% for batch in batches %}
-        {% if ('ingest_batch_id=' ~ batch) in held %}
-            {% do partitions.append({'ingest_batch_id': batch}) %}
-        {% endif %}
-    {% endfor %}
-    {{ return(partitions) }}
-{% endmacro %}
-
-{#
-    drop_late_batch_partitions(): pre-hook SQL of an incremental model partitioned by
-    ingest_batch_id whose rows carry resolved_batch_id, where the table is not written by
-    generations (Delta): it drops late_batch_partitions() first (empty SQL when none). A run
-    killed between the drop and the insert leaves a lower watermark, and the next run computes
+    delete_late_batches(): pre-hook SQL of an incremental model partitioned by ingest_batch_id
+    whose rows carry resolved_batch_id (silver.quarantine): on an incremental run, delete the
+    rows of late_resolved_batches(held_max('resolved_batch_id')) first (empty SQL when there
+    are none). An insert_overwrite run replaces only the partitions its query writes, and such
+    a batch may have to become empty (every record of it left the table). A run killed
+    between the delete and the insert leaves a lower watermark, and the next run computes
     those batches again.
 #}
-{% macro drop_late_batch_partitions() %}
-    {% if not execute or writes_generations() %}
+{% macro delete_late_batches() %}
+    {% if not execute or not is_incremental() %}
         {{ return('') }}
     {% endif %}
-    {% set drops = [] %}
-    {% for partition in late_batch_partitions() %}
-        {% do drops.append('partition (ingest_batch_id = ' ~ partition['ingest_batch_id'] ~ ')') %}
-    {% endfor %}
-    {% if drops | length == 0 %}
+    {% set batches = late_resolved_batches(held_max('resolved_batch_id')) %}
+    {% if batches | length == 0 %}
         {{ return('') }}
     {% endif %}
-    {{ return('alter table ' ~ this ~ ' drop if exists ' ~ drops | join(', ')) }}
+    {{ return('delete from ' ~ this ~ ' where ' ~ batch_filter(batches)) }}
 {% endmacro %}
 
 {# batch_filter(batches): a where-clause condition keeping the rows of those batches #}
@@ -205,7 +180,7 @@
     to find it empty, which an incremental build paid for every format without new records.
     Its comment (nothing_new_marker) tells the incremental materialization
     (macros/cdc_incremental_materialization.sql) that there is nothing to write: it then
-    writes nothing at all (no temporary view, no insert, no interrupted-write bracket).
+    writes nothing at all (no temporary view, no insert, no Delta commit).
 #}
 {% macro no_new_rows() -%}
     select * from {{ this }} where false {{ nothing_new_marker() }}

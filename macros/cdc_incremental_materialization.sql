@@ -1,7 +1,7 @@
 {#
     The incremental materialization (dbt-spark 1.11's, overridden) for one change: on an
     existing table, a Python model's DataFrame becomes a temporary view of the session
-    (py_temporary_view, macros/cdc_generations.sql), as a SQL model's query does, instead of a
+    (py_temporary_view below), as a SQL model's query does, instead of a
     table `<schema>.<model>__dbt_tmp` written with saveAsTable. The sparksession adapter runs
     Python models in dbt's own session, so the view is there for the insert that follows.
 
@@ -12,9 +12,8 @@
     DataFrame, evaluated once, by the insert. The rest is dbt-spark 1.11's body, unchanged
     (the first build and --full-refresh write the table directly, as before).
 
-    And one more: an incremental run with nothing new writes nothing - no hooks (the
-    interrupted-write bracket guards a write), no insert of no rows; its result says "nothing
-    new". It cost 0.3-0.5 s per model of a format without new records. A SQL model says so by
+    And one more: an incremental run with nothing new writes nothing - no hooks, no insert of
+    no rows (on Delta an empty commit); its result says "nothing new". It cost 0.3-0.5 s per model of a format without new records. A SQL model says so by
     its query, no_new_rows() (macros/cdc_incremental.sql; no temporary view either); a Python
     model by a session configuration key its run sets (python_found_nothing_new below;
     cdc_lakehouse.incremental.report_nothing_new), so its code runs first, before the
@@ -135,4 +134,17 @@
     {% set key = 'cdc_lakehouse.nothing_new.' ~ this.schema ~ '.' ~ this.identifier %}
     {% set found = run_query('set ' ~ key) %}
     {{ return(found.columns[1].values()[0] | string == 'true') }}
+{% endmacro %}
+
+{#
+    py_temporary_view(compiled_code, view_name): a Python model's code that leaves its
+    DataFrame as the temporary view view_name of the session (the sparksession adapter runs
+    Python models in dbt's own session, so the view outlives the model's code).
+#}
+{% macro py_temporary_view(compiled_code, view_name) %}
+{{ compiled_code }}
+# --- cdc_lakehouse: the model's DataFrame as a temporary view (macros/cdc_incremental_materialization.sql) --- #
+dbt = dbtObj(spark.table)
+df = model(dbt, spark)
+df.createOrReplaceTempView("{{ view_name }}")
 {% endmacro %}

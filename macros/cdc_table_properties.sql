@@ -1,8 +1,7 @@
 {#
     table_properties(relation): the table properties of relation, a dict of name -> value
     (both strings), read with one `show tblproperties`; empty when the table does not exist or
-    while dbt parses. The project keeps four there: cdc_lakehouse.write_in_progress
-    (macros/cdc_interrupted_writes.sql), cdc_lakehouse.row_buckets (macros/cdc_gold.sql),
+    while dbt parses. The project keeps three there: cdc_lakehouse.row_buckets (macros/cdc_gold.sql),
     cdc_lakehouse.seed_checksum (macros/cdc_seed_materialization.sql) and
     cdc_lakehouse.view_checksum (macros/cdc_view_materialization.sql).
 #}

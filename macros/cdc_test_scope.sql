@@ -43,7 +43,7 @@
     {% do run_query(
         'create table if not exists ' ~ tested_batches_table()
         ~ ' (tested_through_batch_id bigint, build_started_at timestamp, invocation_id string)'
-        ~ ' using parquet'
+        ~ ' using delta'
     ) %}
     {% do run_query(
         'insert into ' ~ tested_batches_table()

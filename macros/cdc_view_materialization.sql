@@ -43,3 +43,39 @@
     {% endcall %}
     {{ return(result) }}
 {%- endmaterialization %}
+
+{#
+    spark__create_view_as, overriding dbt-spark's: an existing view is changed with one
+    `alter view ... as` (one metastore call) instead of `create or replace view`, which Spark
+    runs as a drop and a create - a query between the two fails (TABLE_OR_VIEW_NOT_FOUND).
+    A view with an enforced contract is checked first (dbt's get_assert_columns_equivalent: a
+    mismatch fails the model before the view changes). A new view, or one with column docs,
+    takes dbt-spark's SQL (copied: the adapter's macros cannot be called by a namespace).
+#}
+{% macro spark__create_view_as(relation, sql) -%}
+    {%- set existing = load_relation(relation) -%}
+    {%- if existing is not none and existing.is_view and not config.persist_column_docs() -%}
+        {%- if config.get('contract').enforced -%}
+            {{ get_assert_columns_equivalent(sql) }}
+        {%- endif %}
+        alter view {{ relation }} as
+        {{ sql }}
+    {%- else -%}
+        {#- dbt-spark 1.11's spark__create_view_as -#}
+        create or replace view {{ relation }}
+        {% if config.persist_column_docs() -%}
+            {% set model_columns = model.columns %}
+            {% set query_columns = get_columns_in_query(sql) %}
+            (
+            {{ get_persist_docs_column_list(model_columns, query_columns) }}
+            )
+        {% endif %}
+        {{ comment_clause() }}
+        {%- set contract_config = config.get('contract') -%}
+        {%- if contract_config.enforced -%}
+            {{ get_assert_columns_equivalent(sql) }}
+        {%- endif %}
+        as
+            {{ sql }}
+    {%- endif -%}
+{%- endmacro %}

@@ -51,7 +51,6 @@ def lake_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     lake = tmp_path_factory.mktemp("lake")
     previous = os.environ.get("CDC_LAKE_DIR")
     os.environ["CDC_LAKE_DIR"] = str(lake)
-    os.environ.setdefault("CDC_TABLE_FORMAT", "parquet")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
     yield lake

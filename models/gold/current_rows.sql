@@ -1,8 +1,7 @@
 {#
-    Current state of every live source row: the rows of gold.current_rows_with_deletes (the
-    current version of each row identity of gold.int_row_versions, which applies gold's
-    rules, macros/cdc_gold.sql) that are not deleted. Read from gold.int_row_versions
-    through the same macro (current_versions), not through that view.
+    Current state of every live source row: the current versions of gold.int_row_versions,
+    which applies gold's rules (macros/cdc_gold.sql), that are not deleted (the rows of
+    gold.current_rows_with_deletes that are not deleted, from the same macro current_versions).
 
     - The latest change by ordering key wins; a delete leaves no row, and an older change
       delivered late cannot bring the row back (the identity's versions keep the delete).
@@ -14,18 +13,50 @@
       the ordering key cannot occur between different changes (it ends in Kafka partition,
       offset, row index and topic).
 
-    A view: one row per live row identity.
+    A Delta table with the change data feed on (delta.enableChangeDataFeed): a downstream job
+    reads what each build changed with table_changes('gold.current_rows', <version>) - an
+    insert, an update (pre- and post-image) or a delete per row identity (README "Change data
+    feed"). Incremental, applied by MERGE on the row identity (macros/cdc_merge.sql): a run
+    takes the identities of gold.int_row_versions that a batch changed since the newest
+    last_resolved_batch_id it holds (every change, truncate or carried event of an identity
+    raises its last_resolved_batch_id), updates or inserts the live ones and deletes the others
+    (their row in the run's output has no last_ordering_key: merge_delete_condition), with the
+    provisional identities retracted since (macro retracted_identities). Equal to a full
+    refresh (tested).
 #}
 
-{{ config(materialized='view') }}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='merge',
+    unique_key=['source_format', 'source_database', 'source_schema', 'source_table', 'row_key'],
+    merge_delete_condition='DBT_INTERNAL_SOURCE.last_ordering_key is null',
+    on_schema_change='fail',
+    tblproperties={'delta.enableChangeDataFeed': 'true'},
+) }}
+
+{% set incremental = is_incremental() %}
+{% set applied_batch_id = held_max('last_resolved_batch_id') if incremental else -1 %}
 
 with
 
-live_versions as (
-    {{ current_versions(ref('int_row_versions'), live_only=true) }}
+row_versions as (
+    select * from {{ ref('int_row_versions') }}
+    {% if incremental %}
+    where last_resolved_batch_id > {{ applied_batch_id }}
+    {% endif %}
 ),
 
-final as (
+{% if incremental %}
+change_events as (
+    select * from {{ ref('change_events') }}
+),
+{% endif %}
+
+current_versions as (
+    {{ current_versions('row_versions') }}
+),
+
+live_rows as (
     select
         source_format,
         source_database,
@@ -37,7 +68,36 @@ final as (
         last_ordering_key,
         last_event_time,
         last_resolved_batch_id
-    from live_versions
+    from current_versions
+    where not is_deleted
+),
+
+final as (
+    select * from live_rows
+    {% if incremental %}
+    union all
+    {# the identities that are not live any more (deleted, or retracted): rows that delete
+       theirs (the join on false gives every other column NULL, of its type) #}
+    select
+        ended.source_format,
+        ended.source_database,
+        ended.source_schema,
+        ended.source_table,
+        ended.row_key,
+        live_rows.row_values,
+        live_rows.last_op,
+        live_rows.last_ordering_key,
+        live_rows.last_event_time,
+        live_rows.last_resolved_batch_id
+    from (
+        select source_format, source_database, source_schema, source_table, row_key
+        from row_versions
+        where current_version is null or current_version.is_deleted
+        union
+        {{ retracted_identities('change_events', applied_batch_id) }}
+    ) as ended
+    left join live_rows on false
+    {% endif %}
 )
 
 select * from final

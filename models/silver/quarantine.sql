@@ -10,9 +10,8 @@
 
     Incremental (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run writes the
     partitions of the batches after the newest verdict it holds, and rewrites the older
-    batches holding a record whose verdict changed since (such a partition may have to become
-    empty: on Parquet the generation switch empties it, empties_late_batches; on Delta a
-    pre-hook drops it first).
+    batches holding a record whose verdict changed since (such a batch may have to become
+    empty: a pre-hook deletes its rows first, macro delete_late_batches).
 #}
 
 {{ config(
@@ -20,8 +19,7 @@
     incremental_strategy='insert_overwrite',
     partition_by=['ingest_batch_id'],
     on_schema_change='fail',
-    empties_late_batches=true,
-    pre_hook="{{ drop_late_batch_partitions() }}",
+    pre_hook="{{ delete_late_batches() }}",
 ) }}
 
 {% if is_incremental() %}

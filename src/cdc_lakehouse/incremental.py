@@ -5,17 +5,12 @@ only the bronze records of ingest batches newer than the newest batch the model 
 holds, and appends them, so its cost follows the new data. (``insert_overwrite`` by batch
 would need a partitioned table, which dbt-spark's Python table writer does not create.) A full
 refresh (``dbt build --full-refresh``, or the first run) decodes every batch. Bronze batch ids
-are Structured Streaming batch ids of one checkpoint, so they only grow.
-
-An append killed half way can leave some of its files in the table and not others, so the
-newest batch held says nothing about the rest. The next run then sees ``is_incremental`` false
-with the table still there (``macros/cdc_interrupted_writes.sql``): it decodes every batch and
-:func:`unheld_rows` keeps the rows the table does not hold yet.
+are Structured Streaming batch ids of one checkpoint, so they only grow. An append is one Delta
+commit: killed, it leaves the table as it was, so the newest batch held is the truth.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -57,18 +52,3 @@ def report_nothing_new(session: SparkSession, relation: str, nothing_new: bool) 
 RECORD_KEY = ("topic", "partition", "offset")
 """The columns that identify a decoding model's row: one per Kafka record (Canal adds
 ``row_index``, one row per changed row of a message)."""
-
-
-def unheld_rows(
-    dbt: Any, session: SparkSession, rows: DataFrame, keys: tuple[str, ...] = RECORD_KEY
-) -> DataFrame:
-    """``rows`` (the model's output) without those its table already holds, when the model's
-    last append was interrupted: its table exists although ``dbt.is_incremental`` is false
-    (on a first run or a full refresh the table does not exist when the model runs). Otherwise
-    ``rows`` as they are."""
-    relation = str(dbt.this)
-    if dbt.is_incremental or not session.catalog.tableExists(relation):
-        return rows
-    held = session.table(relation).select(*(F.col(k).alias(f"_held_{k}") for k in keys))
-    same = [rows[k].eqNullSafe(held[f"_held_{k}"]) for k in keys]  # NULL keys match too
-    return rows.join(held, on=functools.reduce(lambda a, b: a & b, same), how="left_anti")

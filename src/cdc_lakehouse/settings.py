@@ -5,10 +5,10 @@ Every setting comes from an environment variable so that ``python -m ingest``, `
 
 - ``CDC_LAKE_DIR`` (default ``./lake``, resolved against the current directory): root of the
   lakehouse: Spark warehouse, Derby metastore, ingest checkpoints.
-- ``CDC_TABLE_FORMAT`` (default ``parquet``): ``parquet`` or ``delta``.
-- ``CDC_DELTA_JARS_DIR`` (optional): a local directory holding the Delta Lake jars
-  (``delta-spark_*.jar`` and ``delta-storage-*.jar``); without it Delta jars are resolved the
-  usual way (``spark.jars.packages``, which needs a Maven repository).
+- ``CDC_JARS_DIR`` (default ``<virtual environment>/share/cdc-lakehouse/jars``): the
+  project's JVM libraries, resolved by ``make install`` (:mod:`cdc_lakehouse.jars`). Every table
+  is a Delta Lake table; ``CDC_TABLE_FORMAT`` is gone (set to anything but ``delta`` it stops
+  with one line).
 - ``CDC_METASTORE_JDBC_URL`` (optional): a shared Hive metastore database instead of the
   embedded Derby one (``jdbc:postgresql://host:port/db``; ``make metastore`` runs one), with
   ``CDC_METASTORE_USER`` and the password in ``CDC_METASTORE_PASSWORD`` or in the file named by
@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-TABLE_FORMATS = ("parquet", "delta")
 DEFAULT_JDBC_JAR = Path("/usr/share/java/postgresql.jar")
 JDBC_DRIVERS = {
     "postgresql": "org.postgresql.Driver",
@@ -69,14 +68,10 @@ class Settings:
 
     Attributes:
         lake_dir: absolute path of the lakehouse root.
-        table_format: ``"parquet"`` or ``"delta"``.
-        delta_jars_dir: absolute path of a local Delta jar directory, or ``None``.
         metastore: the shared metastore, or ``None`` for the embedded Derby one.
     """
 
     lake_dir: Path
-    table_format: str
-    delta_jars_dir: Path | None
     metastore: SharedMetastore | None = None
 
     @property
@@ -99,28 +94,19 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Read the settings from ``environ`` (default: ``os.environ``).
 
     Raises:
-        ConfigError: unknown ``CDC_TABLE_FORMAT``, ``CDC_DELTA_JARS_DIR`` not a directory, or a
-            shared metastore setting missing or invalid (see :func:`load_metastore`).
+        ConfigError: ``CDC_TABLE_FORMAT`` set to another format than ``delta``, or a shared
+            metastore setting missing or invalid (see :func:`load_metastore`).
     """
     env = os.environ if environ is None else environ
     lake_dir = Path(env.get("CDC_LAKE_DIR") or "./lake").expanduser().resolve()
-    table_format = (env.get("CDC_TABLE_FORMAT") or "parquet").strip().lower()
-    if table_format not in TABLE_FORMATS:
+    table_format = (env.get("CDC_TABLE_FORMAT") or "delta").strip().lower()
+    if table_format != "delta":
         raise ConfigError(
-            f"CDC_TABLE_FORMAT={table_format!r} is not supported: use one of "
-            f"{', '.join(TABLE_FORMATS)} (default parquet)."
-        )
-    jars = env.get("CDC_DELTA_JARS_DIR")
-    delta_jars_dir = Path(jars).expanduser().resolve() if jars else None
-    if delta_jars_dir is not None and not delta_jars_dir.is_dir():
-        raise ConfigError(
-            f"CDC_DELTA_JARS_DIR={jars!r} is not a directory: point it at a directory holding "
-            "delta-spark_*.jar and delta-storage-*.jar, or unset it."
+            f"CDC_TABLE_FORMAT={table_format!r}: every table of the lake is a Delta Lake table "
+            "now (the Parquet path is gone): unset CDC_TABLE_FORMAT."
         )
     return Settings(
         lake_dir=lake_dir,
-        table_format=table_format,
-        delta_jars_dir=delta_jars_dir,
         metastore=load_metastore(env),
     )
 

@@ -4,8 +4,10 @@
 ``sparksession`` adapter (``profiles.yml``), whose connection creates the session before
 dbt-spark's ``method: session`` cursor asks for it. Everything Spark, Hive and Derby write goes
 under ``CDC_LAKE_DIR`` (see :mod:`cdc_lakehouse.settings`); nothing lands in the working
-directory or the home directory (Delta's Ivy resolution aside, which uses the user's Ivy cache
-as Spark always does).
+directory or the home directory. Every table is a Delta Lake table: the session loads Delta's
+SQL extension and catalog, and the project's JVM libraries (Delta Lake, Spark's Kafka source,
+spark-avro) from the local folder ``make install`` resolved (``spark.jars``,
+:mod:`cdc_lakehouse.jars`): nothing downloads at run time.
 
 Settings that matter for correctness:
 
@@ -13,7 +15,7 @@ Settings that matter for correctness:
 - ``spark.sql.ansi.enabled=false``: dbt-spark forces it for its session and views remember the
   setting they were created with, so the ingest job uses the same.
 - ``spark.sql.sources.partitionOverwriteMode=dynamic``: ``INSERT OVERWRITE`` replaces only the
-  partitions it writes (the exactly-once write of ``bronze.kafka_records``).
+  partitions it writes (the batch-partitioned incremental models; on Delta one atomic commit).
 
 The embedded Derby metastore admits one JVM at a time. :func:`get_spark` checks Derby's lock
 file before starting the JVM and opens the metastore right after, so that a second process
@@ -32,6 +34,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cdc_lakehouse.jars import class_path
 from cdc_lakehouse.jvm_class_archive import java_options
 from cdc_lakehouse.metastore_lock import DERBY_LOCK_FILE, busy_message, metastore_holder
 from cdc_lakehouse.settings import ConfigError, Settings, SharedMetastore, load_settings
@@ -45,6 +48,13 @@ DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 _SESSION_LOCK = threading.Lock()
 DERBY_URL_PREFIX = "jdbc:derby:"
+
+
+DELTA_SNAPSHOT_PARTITIONS = "2"
+"""``spark.databricks.delta.snapshotPartitions``: the tasks in which Delta replays a table's log
+into its state. With Delta's default of 50, a query of a small table whose state changed ran a
+50-task stage on 2 cores: ten queries of a five-commit table took 71 s against 32 s with 1, on
+a loaded machine."""
 
 
 DEFAULT_DRIVER_MEMORY = "3g"
@@ -75,10 +85,6 @@ it read as fast or faster; a warm full build of bronze -> gold took 27.1 s inste
 files are 3-12 % larger (``change_events`` 26 -> 29 MB)."""
 
 
-class DeltaUnavailableError(ConfigError):
-    """``CDC_TABLE_FORMAT=delta`` was asked for but the Delta Lake jars cannot be loaded."""
-
-
 class MetastoreBusyError(ConfigError):
     """Another process has the embedded Derby metastore open (Derby admits one JVM at a time)."""
 
@@ -87,47 +93,14 @@ class MetastoreUnavailableError(ConfigError):
     """The shared metastore database does not answer or refuses the credentials."""
 
 
-def delta_jar_paths(jars_dir: Path) -> list[Path]:
-    """The Delta Lake jars in ``jars_dir``: ``delta-spark_*.jar`` and ``delta-storage-*.jar``.
+def spark_conf(settings: Settings) -> dict[str, str]:
+    """The Spark configuration for ``settings`` as a dict of ``spark.*`` keys to values: the
+    one configuration of ingest, dbt, the summary, the live demo's reader and a cluster's
+    applications (``spark.jars``: the local files of :func:`cdc_lakehouse.jars.class_path`).
 
     Raises:
-        DeltaUnavailableError: one of the two jars is missing.
-    """
-    spark_jars = sorted(jars_dir.glob("delta-spark_*.jar"))
-    storage_jars = sorted(jars_dir.glob("delta-storage-*.jar"))
-    if not spark_jars or not storage_jars:
-        raise DeltaUnavailableError(
-            f"CDC_TABLE_FORMAT=delta but {jars_dir} lacks "
-            f"{'delta-spark_*.jar' if not spark_jars else 'delta-storage-*.jar'}: copy both "
-            "Delta Lake jars (matching delta-spark 4.4.1 and Spark 4.2, Scala 2.13) there, "
-            "or use CDC_TABLE_FORMAT=parquet."
-        )
-    return [spark_jars[-1], storage_jars[-1]]
-
-
-def delta_jars_available(settings: Settings | None = None) -> str | None:
-    """Where Delta Lake jars can be loaded from without a network, or ``None``.
-
-    Looks at ``CDC_DELTA_JARS_DIR`` and at the user's Ivy cache (where ``spark.jars.packages``
-    puts them after one successful resolution). Used by the tests to run or skip Delta tests.
-    """
-    settings = settings or load_settings()
-    if settings.delta_jars_dir is not None:
-        try:
-            delta_jar_paths(settings.delta_jars_dir)
-        except DeltaUnavailableError:
-            return None
-        return str(settings.delta_jars_dir)
-    for ivy in (Path.home() / ".ivy2.5.2" / "jars", Path.home() / ".ivy2" / "jars"):
-        if any(ivy.glob("io.delta_delta-spark_*.jar")) and any(ivy.glob("io.delta_delta-storage*")):
-            return str(ivy)
-    return None
-
-
-def spark_conf(settings: Settings) -> dict[str, str]:
-    """The Spark configuration for ``settings`` as a dict of ``spark.*`` keys to values.
-
-    Delta's jar settings are not included (see :func:`get_spark`).
+        cdc_lakehouse.jars.JarsMissingError: the project's jar folder is missing (one line:
+            run ``make install``).
     """
     lake = settings.lake_dir
     derby_url = f"jdbc:derby:;databaseName={settings.metastore_dir};create=true"
@@ -138,6 +111,14 @@ def spark_conf(settings: Settings) -> dict[str, str]:
     conf = {
         "spark.master": os.environ.get("CDC_SPARK_MASTER", "local[*]"),
         "spark.app.name": "cdc-lakehouse",
+        # Delta Lake, Spark's Kafka source, spark-avro: local files, served to executors
+        "spark.jars": ",".join(str(jar) for jar in class_path("spark")),
+        "spark.sql.extensions": DELTA_EXTENSION,
+        "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
+        # Delta rebuilds a table's state (its files) in this many tasks (default 50): the
+        # lake's tables have a few hundred files at most, and each query of a changed table
+        # pays for the tasks (DELTA_SNAPSHOT_PARTITIONS)
+        "spark.databricks.delta.snapshotPartitions": DELTA_SNAPSHOT_PARTITIONS,
         # the JVM's heap: most of a build's memory (see DEFAULT_DRIVER_MEMORY)
         "spark.driver.memory": driver_memory(),
         "spark.driver.extraJavaOptions": java_opts,
@@ -170,11 +151,6 @@ def spark_conf(settings: Settings) -> dict[str, str]:
     conf.update(master_conf(conf["spark.master"]))  # a cluster: driver address, executors
     if settings.metastore is not None:
         conf.update(shared_metastore_conf(settings.metastore))
-    if settings.table_format == "delta":
-        conf["spark.sql.extensions"] = DELTA_EXTENSION
-        conf["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG
-        if settings.delta_jars_dir is not None:
-            conf["spark.jars"] = ",".join(str(p) for p in delta_jar_paths(settings.delta_jars_dir))
     return conf
 
 
@@ -246,9 +222,7 @@ def get_spark(settings: Settings | None = None) -> SparkSession:
     """Return the process's SparkSession, creating it with :func:`spark_conf` if needed.
 
     Creates ``CDC_LAKE_DIR`` and its sub-directories (and ``CDC_SPARK_EVENT_LOG_DIR`` when it
-    is set, see :func:`event_log_conf`). With ``CDC_TABLE_FORMAT=delta`` and no
-    ``CDC_DELTA_JARS_DIR``, the jars are resolved the usual way
-    (``delta.configure_spark_with_delta_pip``, i.e. ``spark.jars.packages`` from Maven).
+    is set, see :func:`event_log_conf`).
 
     Raises:
         ConfigError: the lake directory cannot be created or written.
@@ -256,7 +230,7 @@ def get_spark(settings: Settings | None = None) -> SparkSession:
             answer (checked before anything is written, see :mod:`cdc_lakehouse.spark_master`).
         MetastoreBusyError: another process has the embedded Derby metastore open (checked
             before the JVM starts, and again when the metastore is opened right after).
-        DeltaUnavailableError: Delta requested but its jars cannot be resolved or loaded.
+        cdc_lakehouse.jars.JarsMissingError: the project's jars are not installed.
     """
     from pyspark.sql import SparkSession
 
@@ -293,23 +267,7 @@ def _create_spark(settings: Settings | None) -> SparkSession:
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
-    builder = builder.enableHiveSupport()
-    if settings.table_format == "delta" and settings.delta_jars_dir is None:
-        from delta import configure_spark_with_delta_pip
-
-        builder = configure_spark_with_delta_pip(builder)
-    try:
-        spark = builder.getOrCreate()
-    except Exception as exc:  # the JVM did not start: with Delta, almost always the jars
-        if settings.table_format == "delta":
-            raise DeltaUnavailableError(
-                "CDC_TABLE_FORMAT=delta but Spark could not start with the Delta Lake jars "
-                f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}). "
-                "No Maven repository is reachable here: put delta-spark_*.jar and "
-                "delta-storage-*.jar in a directory and set CDC_DELTA_JARS_DIR to it, or use "
-                "CDC_TABLE_FORMAT=parquet."
-            ) from exc
-        raise
+    spark = builder.enableHiveSupport().getOrCreate()
     if on_started is not None:
         on_started(spark)
     if derby_dir is not None:
@@ -317,21 +275,7 @@ def _create_spark(settings: Settings | None) -> SparkSession:
     elif settings.metastore is not None:
         open_shared_metastore(spark, settings.metastore)
     spark.sparkContext.setLogLevel(os.environ.get("CDC_SPARK_LOG_LEVEL", "WARN"))
-    if settings.table_format == "delta":
-        _check_delta_loaded(spark)
     return spark
-
-
-def _check_delta_loaded(spark: SparkSession) -> None:
-    try:
-        spark.sparkContext._jvm.java.lang.Class.forName(DELTA_EXTENSION)  # type: ignore[union-attr]
-    except Exception as exc:
-        spark.stop()
-        raise DeltaUnavailableError(
-            f"CDC_TABLE_FORMAT=delta but {DELTA_EXTENSION} is not on Spark's classpath: set "
-            "CDC_DELTA_JARS_DIR to a directory with the Delta Lake jars, or use "
-            "CDC_TABLE_FORMAT=parquet."
-        ) from exc
 
 
 def embedded_derby_dir(conf: dict[str, str]) -> Path | None:

@@ -23,9 +23,7 @@ What :func:`decode_records` does for every format:
    structural errors kept as ``decode_error`` / ``decode_error_detail`` for silver.quarantine;
    the raw ``value`` is left out of what the model writes (silver.quarantine takes the bytes of
    a quarantined record from bronze; keeping them would write every message again, for a
-   multi-row message once per row), unless ``keep_value``;
-4. after an interrupted append, leaves out the rows the table already holds
-   (:func:`cdc_lakehouse.incremental.unheld_rows`).
+   multi-row message once per row), unless ``keep_value``.
 
 An incremental run with no new record of the folder's formats decodes nothing: the model
 returns an empty DataFrame of its output schema (one cheap check of bronze) and says so to the
@@ -58,7 +56,6 @@ from cdc_lakehouse.incremental import (
     new_bronze_records,
     newest_batch_id,
     report_nothing_new,
-    unheld_rows,
 )
 from cdc_lakehouse.parallelism import spread_over_cores
 
@@ -171,7 +168,6 @@ def decode_records(
         selected = new = selected.limit(0)
     if late_metadata:
         return _decode_with_metadata(dbt, session, selected.select(*BRONZE_COLUMNS), decoder)
-    keys = (*RECORD_KEY, "row_index") if multi_row else RECORD_KEY
     if legacy_swap:
         selected = new.selectExpr(
             "source_format",
@@ -189,9 +185,7 @@ def decode_records(
     selected = spread_over_cores(selected)
     schema = decoder.output_schema_ddl(schema_ddl(input_columns))
     decoded = selected.mapInArrow(decoder.decode_batches, schema)
-    if not keep_value:
-        decoded = decoded.drop("value")
-    return unheld_rows(dbt, session, decoded, keys=keys)
+    return decoded if keep_value else decoded.drop("value")
 
 
 def waiting_records(session: SparkSession, this: str) -> DataFrame:
@@ -251,6 +245,4 @@ def _decode_with_metadata(
             | F.col("decode_error").isNull()
             | (F.col("decode_error") != WAITING)
         )
-    # after an interrupted append: only the decodings the table lacks (a record decoded again
-    # since it waited has a new resolved_batch_id)
-    return unheld_rows(dbt, session, decoded, keys=(*RECORD_KEY, "resolved_batch_id"))
+    return decoded

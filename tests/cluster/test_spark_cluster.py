@@ -45,7 +45,6 @@ def _env(lake: Path, master: str) -> dict[str, str]:
     env.update(
         CDC_LAKE_DIR=str(lake),
         CDC_SPARK_MASTER=master,
-        CDC_TABLE_FORMAT="parquet",
         CDC_SPARK_DRIVER_MEMORY="1g",
         SPARK_LOCAL_IP="127.0.0.1",
         DBT_SEND_ANONYMOUS_USAGE_STATS="false",

@@ -167,11 +167,6 @@ def built_lake(
     return {"sample_ingest": first, "cases_ingest": second}
 
 
-GENERATION_WRITES = ("--vars", "{cdc_generation_writes: true}")
-"""dbt arguments that write Parquet incremental models by generation switches, as with a shared
-metastore (off by default with the test session's embedded Derby)."""
-
-
 @pytest.fixture(scope="session")
 def simulated_increments(
     spark, built_lake, ingest_dump, run_dbt, simulations, tmp_path_factory
@@ -197,8 +192,7 @@ def simulated_increments(
                 name = module.__name__.rsplit(".", 1)[-1]
                 module.write_increment_dump(batch_dir / f"{name}-increment.jsonl", index)
         ingest_dump(batch_dir)  # one ingest batch for every format's records of the batch
-        # written as with a shared metastore (generation switches), which readers need
-        command = ("build" if index == batches - 1 else "run", *GENERATION_WRITES)
+        command = ("build" if index == batches - 1 else "run",)
         if index == 0:  # a reader queries the public tables while the first run writes them
             with Readers(spark) as readers:
                 result = run_dbt(*command)

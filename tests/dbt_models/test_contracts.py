@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from tests.dbt_models.conftest import GENERATION_WRITES
 
 pytestmark = pytest.mark.dbt
 
@@ -94,7 +93,7 @@ def broken_build(
 ) -> dict[str, Any]:
     """A copy of the project with BROKEN_MODELS broken and silver.schema_changes' change_index
     declared bigint (it is int), on the session lake: `dbt run` of the three models (an
-    incremental run, with generation writes), then `dbt test` of schema_changes'
+    incremental run), then `dbt test` of schema_changes'
     declared_data_types (two commands: in one `dbt build` the failing test would skip the
     models downstream of schema_changes). The public tables' columns before and after."""
     tables = ["gold.current_rows", "gold.row_history", "silver.quarantine"]
@@ -104,7 +103,7 @@ def broken_build(
         _break(project, model, last_line)
     _retype_declared(project, "models/silver/_silver__models.yml", "change_index", "int", "bigint")
     work = tmp_path_factory.mktemp("contract-dbt")
-    run = _invoke(project, work, "run", "--select", *BROKEN_MODELS, *GENERATION_WRITES)
+    run = _invoke(project, work, "run", "--select", *BROKEN_MODELS)
     test = _invoke(project, work, "test", "--select", "test_name:declared_data_types")
     after = {table: _columns(spark, table) for table in tables}
     return {"run": run, "test": test, "before": before, "after": after}

@@ -72,40 +72,24 @@ def test_an_incremental_run_with_other_buckets_stops_before_it_writes(
     assert sorted(spark.table("gold.int_row_versions").inputFiles()) == sorted(before)
 
 
-def _run_on_a_lake_bucketed_by_row_identity(
-    spark: Any, run_dbt: Any, *, interrupted: bool = False
-) -> Any:
+def _run_on_a_lake_bucketed_by_row_identity(spark: Any, run_dbt: Any) -> Any:
     """``dbt run`` of gold.int_row_versions with its layout property removed, as on a lake built
-    before the state was bucketed by source table; with ``interrupted``, its last write also
-    marked as interrupted (cdc_lakehouse.write_in_progress). The properties are restored after."""
-    if interrupted:
-        spark.sql(
-            "alter table gold.int_row_versions set tblproperties"
-            " ('cdc_lakehouse.write_in_progress' = 'true')"
-        )
+    before the state was bucketed by source table. The property is restored after."""
     spark.sql(f"alter table gold.int_row_versions unset tblproperties ('{LAYOUT_PROPERTY}')")
     try:
         return run_dbt("run", "--select", "int_row_versions", expect_success=False)
     finally:
-        spark.sql(
-            "alter table gold.int_row_versions unset tblproperties if exists"
-            " ('cdc_lakehouse.write_in_progress')"
-        )
         spark.sql(
             f"alter table gold.int_row_versions set tblproperties"
             f" ('{LAYOUT_PROPERTY}' = 'source_table/16')"
         )
 
 
-@pytest.mark.parametrize("interrupted", [False, True], ids=["incremental", "interrupted-rerun"])
-def test_a_run_on_a_lake_bucketed_by_row_identity_stops(
-    spark: Any, run_dbt: Any, built_lake: Any, interrupted: bool
-):
-    """A lake built before the state was bucketed by source table has no layout property. The
-    rerun of an interrupted write stops too: it recomputes as on a first run but overwrites only
-    the buckets it computes, so on such a lake it would keep the stale ones."""
+def test_a_run_on_a_lake_bucketed_by_row_identity_stops(spark: Any, run_dbt: Any, built_lake: Any):
+    """A lake built before the state was bucketed by source table has no layout property: the
+    run stops before it writes."""
     before = spark.table("gold.int_row_versions").inputFiles()
-    result = _run_on_a_lake_bucketed_by_row_identity(spark, run_dbt, interrupted=interrupted)
+    result = _run_on_a_lake_bucketed_by_row_identity(spark, run_dbt)
     assert not result.success
     message = _failure_message(result)
     assert "buckets of the row identity (a lake built before 2026-11-29)" in message, message

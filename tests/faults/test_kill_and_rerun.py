@@ -125,7 +125,6 @@ class Lake:
         self.env = {k: v for k, v in os.environ.items() if k != CRASH_ENV}
         self.env.update(
             CDC_LAKE_DIR=str(self.dir),
-            CDC_TABLE_FORMAT="parquet",
             CDC_SPARK_DRIVER_MEMORY=os.environ.get("CDC_SPARK_DRIVER_MEMORY", "2g"),
             CDC_SPARK_SHUFFLE_PARTITIONS="2",
             SPARK_LOCAL_IP="127.0.0.1",

@@ -81,7 +81,6 @@ def _env(lake: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
         CDC_LAKE_DIR=str(lake),
-        CDC_TABLE_FORMAT="parquet",
         CDC_SPARK_DRIVER_MEMORY="1g",
         SPARK_LOCAL_IP="127.0.0.1",
         DBT_SEND_ANONYMOUS_USAGE_STATS="false",

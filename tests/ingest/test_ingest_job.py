@@ -273,7 +273,6 @@ def cli_env(lake: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != CRASH_ENV}
     env.update(
         CDC_LAKE_DIR=str(lake),
-        CDC_TABLE_FORMAT="parquet",
         CDC_SPARK_DRIVER_MEMORY="1g",
         CDC_SPARK_SHUFFLE_PARTITIONS="2",
         SPARK_LOCAL_IP="127.0.0.1",

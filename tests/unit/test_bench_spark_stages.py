@@ -53,7 +53,6 @@ def event_log(tmp_path_factory: pytest.TempPathFactory) -> dict:
         **os.environ,
         "CDC_LAKE_DIR": str(root / "lake"),
         "CDC_SPARK_EVENT_LOG_DIR": str(root / "events"),
-        "CDC_TABLE_FORMAT": "parquet",
     }
     done = subprocess.run(
         [sys.executable, "-c", APPLICATION], env=env, capture_output=True, text=True, check=False

@@ -8,7 +8,8 @@ import pytest
 
 from cdc_lakehouse.registry import FORMATS, load_registry
 from cdc_lakehouse.settings import ConfigError, load_settings
-from cdc_lakehouse.spark_session import DeltaUnavailableError, delta_jar_paths, spark_conf
+from cdc_lakehouse.jars import JarsMissingError, jars_dir
+from cdc_lakehouse.spark_session import spark_conf
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -17,7 +18,6 @@ def test_defaults_put_the_lake_under_the_working_directory(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     settings = load_settings({})
     assert settings.lake_dir == tmp_path / "lake"
-    assert settings.table_format == "parquet"
 
 
 def test_every_spark_path_is_under_the_lake(tmp_path):
@@ -30,25 +30,29 @@ def test_every_spark_path_is_under_the_lake(tmp_path):
     assert f"-Dderby.system.home={lake}" in conf["spark.driver.extraJavaOptions"]
     assert conf["spark.sql.session.timeZone"] == "UTC"
     assert conf["spark.sql.ansi.enabled"] == "false"
-    assert "spark.sql.extensions" not in conf
 
 
-def test_unknown_table_format_is_a_clear_error():
-    with pytest.raises(ConfigError, match="CDC_TABLE_FORMAT='iceberg' is not supported"):
-        load_settings({"CDC_TABLE_FORMAT": "iceberg"})
-
-
-def test_delta_jar_directory_must_hold_both_jars(tmp_path):
-    with pytest.raises(ConfigError, match="not a directory"):
-        load_settings({"CDC_TABLE_FORMAT": "delta", "CDC_DELTA_JARS_DIR": str(tmp_path / "no")})
-    with pytest.raises(DeltaUnavailableError, match="delta-spark_"):
-        delta_jar_paths(tmp_path)
-    (tmp_path / "delta-spark_2.13-4.4.1.jar").write_bytes(b"")
-    (tmp_path / "delta-storage-4.4.1.jar").write_bytes(b"")
-    settings = load_settings({"CDC_TABLE_FORMAT": "delta", "CDC_DELTA_JARS_DIR": str(tmp_path)})
-    conf = spark_conf(settings)
+def test_every_table_is_delta_from_the_installed_jars():
+    conf = spark_conf(load_settings({}))
     assert conf["spark.sql.extensions"] == "io.delta.sql.DeltaSparkSessionExtension"
-    assert conf["spark.jars"].count(".jar") == 2
+    assert conf["spark.sql.catalog.spark_catalog"].endswith("DeltaCatalog")
+    jars = [Path(jar) for jar in conf["spark.jars"].split(",")]
+    names = {jar.name.rsplit("-", 1)[0] for jar in jars}
+    assert {"delta-spark_4.2_2.13", "delta-storage", "spark-sql-kafka-0-10_2.13"} <= names
+    assert {"spark-avro_2.13", "spark-token-provider-kafka-0-10_2.13", "commons-pool2"} <= names
+    assert all(jar.is_file() and jar.parent == jars_dir() / "spark" for jar in jars)
+
+
+def test_a_table_format_other_than_delta_is_a_clear_error():
+    with pytest.raises(ConfigError, match="every table of the lake is a Delta Lake table"):
+        load_settings({"CDC_TABLE_FORMAT": "parquet"})
+    assert load_settings({"CDC_TABLE_FORMAT": "delta"})
+
+
+def test_missing_jars_say_to_run_make_install(tmp_path, monkeypatch):
+    monkeypatch.setenv("CDC_JARS_DIR", str(tmp_path / "nowhere"))
+    with pytest.raises(JarsMissingError, match="run make install"):
+        spark_conf(load_settings({}))
 
 
 def test_project_registry_is_valid():

@@ -25,20 +25,21 @@
     broadcast). Only partial key moves, which carry one identity's events into another, add a
     join of the identities' kept events.
 
-    Incremental by design (partition-scoped overwrite), like the staging and silver models: the
-    table is partitioned by row_bucket, a hash bucket of the row identity's source table (macro
-    row_bucket, var('cdc_row_buckets'); changing either needs --full-refresh, and an incremental
-    run on a state bucketed otherwise stops and says so: macro assert_row_bucket_layout), so a
-    typed gold view, which names its table's bucket, reads one partition, and a key move stays
-    in its bucket. A run reads the changes of silver.change_events resolved after the watermark
-    and the truncates ingested after it. It computes again only the touched identities - those
-    with a new event, those that carry the events of such an identity (a later partial key move
-    from it) and those of a table with a new truncate - from their stored row_events merged with
-    the new ones; the other identities of the buckets it rewrites keep their stored rows as they
-    are. So a run equals `dbt build --full-refresh` (tested); its computation costs what the
-    touched identities hold, its write what the touched buckets hold (a Parquet partition is the
-    smallest unit it can replace). The partial key moves are read from the whole of
-    silver.change_events (a few rows; the query leaves the recursion out when there is none),
+    Incremental, applied by Delta's MERGE on the row identity (incremental_strategy merge,
+    macros/cdc_merge.sql): a run reads the changes of silver.change_events resolved after the
+    watermark and the truncates ingested after it, computes again only the touched identities -
+    those with a new event, those that carry the events of such an identity (a later partial key
+    move from it) and those of a table with a new truncate - from their stored row_events merged
+    with the new ones, and merges them into the table: their rows updated or inserted, a
+    retracted identity (below) deleted, every other row untouched. So a run equals `dbt build
+    --full-refresh` (tested), and it costs what the touched identities hold, in computation and
+    in what it writes (Delta rewrites the files holding touched rows, or marks them in deletion
+    vectors). The table is partitioned by row_bucket, a hash bucket of the row identity's source
+    table (macro row_bucket, var('cdc_row_buckets'); changing either needs --full-refresh, and an
+    incremental run on a state bucketed otherwise stops and says so: macro
+    assert_row_bucket_layout), so a typed gold view, which names its table's bucket, reads one
+    partition, and a key move stays in its bucket. The partial key moves are read from the whole
+    of silver.change_events (a few rows; the query leaves the recursion out when there is none),
     and the carried events of an old key from its stored row.
     The CTEs such a run names in several places (the new events, the identities it touches
     and reads, the key-move chains) are computed once (macro computed_once): Spark would
@@ -47,13 +48,16 @@
     Keys learned later: a Shareplex insert carries no key; it is keyed by the key its table's
     upd / del messages send (key_source unique_key), and by all its columns while none has
     arrived. When the key arrives in a later batch, staging computes the insert's batch again
-    (its resolved_batch_id becomes that later batch): the run then removes the insert's
-    provisional all-columns identity, which a full build never has.
+    (its resolved_batch_id becomes that later batch): the run then deletes the insert's
+    provisional all-columns identity, which a full build never has (its row in the run's output
+    has no row_events: merge_delete_condition).
 #}
 
 {{ config(
     materialized='incremental',
-    incremental_strategy='insert_overwrite',
+    incremental_strategy='merge',
+    unique_key=['source_format', 'source_database', 'source_schema', 'source_table', 'row_key'],
+    merge_delete_condition='DBT_INTERNAL_SOURCE.row_events is null',
     partition_by=['row_bucket'],
     on_schema_change='fail',
     tblproperties={row_bucket_layout_property() | trim: row_bucket_layout() | trim},
@@ -62,7 +66,6 @@
 {# a run on its existing table stops here if it is bucketed otherwise (assert_row_bucket_layout) #}
 {% do assert_row_bucket_layout() %}
 
-{# read once: is_incremental() reads the table properties (macros/cdc_interrupted_writes.sql) #}
 {% set incremental = is_incremental() %}
 
 {# the newest batch an earlier run applied: a literal, so Spark prunes with it #}
@@ -153,22 +156,8 @@ carried_bounds as (
 {% endif %}
 
 {% if incremental %}
-{# changes built in an earlier run and keyed again now by a key learned since (their batch was
-   computed again: ingest_batch_id already applied, resolved_batch_id new), with the identity
-   they had before: all the columns of their image #}
-rekeyed as (
-    select
-        {{ source_identity }},
-        {{ canonical_row_key('after_image', 'map_keys(after_image)') }} as provisional_row_key,
-        row_key
-    from change_events
-    where resolved_batch_id > {{ applied_batch_id }}
-        and ingest_batch_id <= {{ applied_batch_id }}
-        and key_source = 'unique_key'
-        and after_image is not null
-),
-
-{# the identities of those changes before, which are removed #}
+{# the provisional identities of changes keyed again since (macro retracted_identities) that
+   the table holds: they are deleted #}
 retracted_identities as (
     select
         held.source_format,
@@ -178,10 +167,9 @@ retracted_identities as (
         held.row_key,
         held.row_bucket
     from {{ this }} as held
-    left semi join rekeyed
-        on {{ same_table('held', 'rekeyed') }}
-        and held.row_key = rekeyed.provisional_row_key
-        and rekeyed.provisional_row_key != rekeyed.row_key
+    left semi join ({{ retracted_identities('change_events', applied_batch_id) }}) as retracted
+        on {{ same_table('held', 'retracted') }}
+        and held.row_key = retracted.row_key
     where {{ computed_once() }}
 ),
 
@@ -218,15 +206,6 @@ touched_identities as (
         on {{ same_table('carried_bounds', 'new_events') }}
         and carried_bounds.carried_row_key = new_events.row_key
     {% endif %}
-),
-
-{# the buckets this run rewrites (a bucket whose only rows are retracted would keep its old
-   files - dynamic partition overwrite writes only buckets that have rows - which takes a lake
-   of a few rows) #}
-touched_buckets as (
-    select row_bucket from touched_identities
-    union
-    select row_bucket from retracted_identities
 ),
 
 {# the identities whose stored events the run reads: the touched ones, and the old keys whose
@@ -413,22 +392,29 @@ computed as (
 
 final as (
     {% if incremental %}
+    {# the rows the merge updates or inserts: the touched identities' #}
     select computed.*
     from computed
     left semi join touched_identities
         on {{ same_table('computed', 'touched_identities') }}
         and computed.row_key = touched_identities.row_key
     union all
-    {# the other identities of the rewritten buckets keep their stored rows #}
-    select held.*
-    from {{ this }} as held
-    left anti join touched_identities
-        on {{ same_table('held', 'touched_identities') }}
-        and held.row_key = touched_identities.row_key
-    left anti join retracted_identities
-        on {{ same_table('held', 'retracted_identities') }}
-        and held.row_key = retracted_identities.row_key
-    where held.row_bucket in (select touched_buckets.row_bucket from touched_buckets)
+    {# the rows it deletes: a retracted identity, without row_events (merge_delete_condition;
+       the join on false gives every other column NULL, of its type) #}
+    select
+        retracted_identities.source_format,
+        retracted_identities.source_database,
+        retracted_identities.source_schema,
+        retracted_identities.source_table,
+        retracted_identities.row_key,
+        computed.row_events,
+        computed.versions,
+        computed.current_version,
+        computed.n_versions,
+        computed.last_resolved_batch_id,
+        retracted_identities.row_bucket
+    from retracted_identities
+    left join computed on false
     {% else %}
     select * from computed
     {% endif %}

@@ -290,7 +290,6 @@ def run_worker(kind: str, spec: dict[str, Any], work_dir: Path, project_dir: Pat
     env = {
         **os.environ,
         "CDC_LAKE_DIR": str(work_dir / "lake"),
-        "CDC_TABLE_FORMAT": "parquet",
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
         # every job, stage and task, for the per-stage profile of each dbt command
         # (spark_stages; the history server of the pyspark wheel opens the same files)

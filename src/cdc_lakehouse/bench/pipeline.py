@@ -105,9 +105,8 @@ class Pipeline:
     def ensure_bronze(self) -> None:
         """Create the (empty) bronze table, as the first ingest would."""
         from cdc_lakehouse.ingest.bronze import ensure_table
-        from cdc_lakehouse.settings import load_settings
 
-        ensure_table(self.spark, BRONZE_TABLE, load_settings().table_format)
+        ensure_table(self.spark, BRONZE_TABLE)
 
     def dbt(self, *args: str) -> None:
         """Run one dbt command in-process.

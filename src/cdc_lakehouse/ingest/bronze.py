@@ -62,16 +62,16 @@ def check_table_name(table: str) -> str:
     return table
 
 
-def create_table_sql(table: str, table_format: str) -> str:
-    """``CREATE TABLE IF NOT EXISTS`` statement of the bronze table in ``table_format``."""
+def create_table_sql(table: str) -> str:
+    """``CREATE TABLE IF NOT EXISTS`` statement of the bronze table (a Delta table)."""
     columns = ",\n  ".join(f"`{name}` {sql_type}" for name, sql_type in BRONZE_COLUMNS)
     return (
         f"CREATE TABLE IF NOT EXISTS {table} (\n  {columns}\n)\n"
-        f"USING {table_format}\nPARTITIONED BY (ingest_batch_id)"
+        "USING delta\nPARTITIONED BY (ingest_batch_id)"
     )
 
 
-def ensure_table(spark: SparkSession, table: str, table_format: str) -> None:
+def ensure_table(spark: SparkSession, table: str) -> None:
     """Create the table's schema and the table if missing; check an existing table's columns.
 
     Raises:
@@ -79,7 +79,7 @@ def ensure_table(spark: SparkSession, table: str, table_format: str) -> None:
     """
     schema = table.split(".", 1)[0]
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {schema}")
-    spark.sql(create_table_sql(table, table_format))
+    spark.sql(create_table_sql(table))
     actual = [f.name for f in spark.table(table).schema.fields]
     expected = [name for name, _ in BRONZE_COLUMNS]
     if actual != expected:

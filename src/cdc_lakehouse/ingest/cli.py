@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
 
         spark = get_spark(settings)
         with _stop_on_signals(options.mode == "continuous") as stop:
-            run_ingest(spark, plan, table_format=settings.table_format, stop=stop)
+            run_ingest(spark, plan, stop=stop)
     except ConfigError as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2

@@ -36,7 +36,7 @@ from cdc_lakehouse.ingest.kafka_stream import (
 )
 from cdc_lakehouse.ingest.offsets import KafkaOffsets
 from cdc_lakehouse.registry import load_registry
-from cdc_lakehouse.settings import ConfigError, load_settings
+from cdc_lakehouse.settings import ConfigError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -174,7 +174,6 @@ def run_ingest(
     plan: IngestPlan,
     *,
     out: TextIO | None = None,
-    table_format: str | None = None,
     stop: threading.Event | None = None,
 ) -> IngestResult:
     """Ingest everything beyond the checkpoint into the table, then return.
@@ -187,7 +186,6 @@ def run_ingest(
         spark: the session (see :func:`cdc_lakehouse.spark_session.get_spark`).
         plan: from :func:`plan_ingest`.
         out: progress stream (default stdout).
-        table_format: ``parquet`` / ``delta`` for a new table (default: ``CDC_TABLE_FORMAT``).
         stop: continuous mode ends when this is set (after the batch in progress).
 
     Raises:
@@ -200,7 +198,7 @@ def run_ingest(
             scan_dir = Path(tempfile.mkdtemp(prefix="cdc-dump-scans-"))
             for file_plan in plan.index.files:
                 save_scan(scan_file(Path(file_plan.path)), scan_dir)
-        return _run(spark, plan, out, table_format, stop, scan_dir)
+        return _run(spark, plan, out, stop, scan_dir)
     finally:
         if scan_dir is not None:
             shutil.rmtree(scan_dir, ignore_errors=True)
@@ -210,7 +208,6 @@ def _run(
     spark: SparkSession,
     plan: IngestPlan,
     out: TextIO | None,
-    table_format: str | None,
     stop: threading.Event | None,
     scan_dir: Path | None,
 ) -> IngestResult:
@@ -220,7 +217,7 @@ def _run(
     print(_describe(plan), file=stream_out, flush=True)
     nothing_read = opts.kafka is not None and nothing_read_yet(opts.checkpoint)
     check_checkpoint(spark, opts.table, opts.checkpoint, nothing_read=nothing_read)
-    ensure_table(spark, opts.table, table_format or load_settings().table_format)
+    ensure_table(spark, opts.table)
     lag: LagProbe | None = None
     if opts.kafka is not None:
         stream, reader = kafka_stream(

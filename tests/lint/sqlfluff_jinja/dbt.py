@@ -1,7 +1,6 @@
 """The `dbt` namespace of dbt's Jinja context, as the project's macros use it.
 
-`macros/cdc_interrupted_writes.sql` overrides `is_incremental()` and calls dbt's own through
-`dbt.is_incremental()`.
+The project's macros call dbt's own `is_incremental()` through `dbt.is_incremental()`.
 """
 
 
