@@ -25,7 +25,7 @@ DOCS_ARGS ?=
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: install demo ingest build docs test lint clean kafka-broker demo-kafka bench \
+.PHONY: install demo ingest build docs test lint clean kafka-broker demo-kafka bench maintenance \
 	spark-cluster spark-cluster-stop spark-cluster-status metastore metastore-stop demo-live \
 	postgresql-packages docs-serve docs-screenshot chromium-packages sql-lint sql-fix conventions
 
@@ -126,6 +126,11 @@ sql-fix: install
 conventions: install
 	$(DBT) parse $(DBT_ARGS) --quiet
 	HOME=$(CURDIR)/target $(BIN)/dbt-bouncer run --config-file dbt-bouncer.yml
+
+## maintenance: OPTIMIZE and VACUUM (7 days' history kept) every Delta table of the lake
+## (README "Delta Lake"); MAINTENANCE_ARGS="--retain-hours 336" keeps more
+maintenance: install
+	$(BIN)/python -m cdc_lakehouse.maintenance $(MAINTENANCE_ARGS)
 
 clean:
 	[ ! -x $(BIN)/python ] || $(BIN)/python -m cdc_lakehouse.cluster stop

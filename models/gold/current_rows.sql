@@ -25,6 +25,7 @@
     refresh (tested).
 #}
 
+-- depends_on: {{ ref('change_events') }}
 {{ config(
     materialized='incremental',
     incremental_strategy='merge',

@@ -33,6 +33,7 @@
     valid_from_ordering_key (merge_delete_condition). Equal to a full refresh (tested).
 #}
 
+-- depends_on: {{ ref('change_events') }}
 {{ config(
     materialized='incremental',
     incremental_strategy='merge',

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import NoReturn
 
 
 def positive_int(text: str) -> int:
@@ -33,3 +34,10 @@ def positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
     return value
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one ``error:`` line naming the fix (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")

@@ -135,6 +135,10 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         # shared metastore may want Hive's defaults back.
         "spark.hadoop.hive.hmshandler.retry.attempts": "1",
         "spark.hadoop.hive.hmshandler.retry.interval": "0ms",
+        # A Delta table's columns live in its log; the metastore keeps a placeholder schema
+        # that Spark updates when a model replaces a table with other column types, which
+        # Hive refuses by default (an ERROR with a stack trace per replaced table)
+        "spark.hadoop.hive.metastore.disallow.incompatible.col.type.changes": "false",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.ansi.enabled": "false",
         "spark.sql.sources.partitionOverwriteMode": "dynamic",

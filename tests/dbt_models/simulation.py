@@ -156,10 +156,13 @@ def staging_tables_resolving_later() -> dict[str, bool]:
     }
 
 
-# the incremental staging, intermediate and silver models (the decoding Python models too),
-# whose rows must not depend on how the batches were split into runs (gold.int_row_versions:
-# row_versions_state())
+# the incremental staging, intermediate, silver and gold models (the decoding Python models
+# too), whose rows must not depend on how the batches were split into runs
+# (gold.int_row_versions: row_versions_state())
 INCREMENTAL_TABLES = (
+    # merged row by row (MERGE): what each run changed in them, and nothing else
+    "gold.current_rows",
+    "gold.row_history",
     "silver.change_events",
     "silver.control_events",
     "silver.quarantine",

@@ -1,13 +1,13 @@
 """What a reader of the public tables sees while `dbt run` writes them (issue 21): the
-``simulated_increments`` fixture queries gold.current_rows (a view over the incremental
-gold.int_row_versions), silver.change_events and silver.quarantine in a loop, in a Spark session
-of its own, while its first incremental run rewrites them (the gold bucket of every changed
-table among them). Every query must succeed and return the table's state before the run or
-after it, never an error, a missing file or a partial table."""
+``simulated_increments`` fixture queries gold.current_rows (merged into by every incremental
+run), silver.change_events and silver.quarantine in a loop, in a Spark session of its own,
+while its first incremental run writes them. Every query must succeed and return the table's
+state before the run or after it (Delta's snapshot isolation: each query reads one commit),
+never an error, a missing file or a partial table."""
 
 from __future__ import annotations
 
-ROW_VERSIONS = "model.cdc_lakehouse.int_row_versions"
+CURRENT_ROWS = "model.cdc_lakehouse.current_rows"
 CHANGED = ("gold.current_rows", "silver.change_events")  # by every simulated batch
 
 
@@ -26,12 +26,12 @@ def test_every_read_during_the_run_is_the_state_before_or_after_it(simulated_inc
         assert states, table
 
 
-def test_the_reader_read_gold_while_its_table_was_being_written(simulated_increments):
+def test_the_reader_read_gold_while_its_table_was_being_merged(simulated_increments):
     observed = simulated_increments["readers_during_run"]
-    start, end = observed["windows"][ROW_VERSIONS]
+    start, end = observed["windows"][CURRENT_ROWS]
     during = [
         read
         for read in observed["readers"].reads
         if read.table == "gold.current_rows" and read.started < end and read.ended > start
     ]
-    assert during, f"no read of gold.current_rows overlapped int_row_versions ({end - start:.1f} s)"
+    assert during, f"no read of gold.current_rows overlapped its merge ({end - start:.1f} s)"
