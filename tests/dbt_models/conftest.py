@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import tests.dbt_models
-from tests.dbt_models import qlik_late_metadata_cases
+from tests.dbt_models import qlik_late_metadata_cases, qlik_real_stream_cases
 from tests.dbt_models.helpers import Readers, gold_rows, node_windows
 from tests.dbt_models.simulation import (
     INCREMENTAL_TABLES,
@@ -205,6 +205,7 @@ def simulated_increments(
     incremental_states = row_versions_state(spark)
     late_keyed = gold_rows(spark, "source_schema = 'EDGE' and source_table = 'LATE_KEYED'")
     late_metadata = qlik_late_state(spark)
+    real_stream = qlik_real_stream_state(spark)
     # materialized in Spark's block manager: they outlive the full refresh's overwrite
     incremental_tables = {
         table: comparable(current_decodings(table, spark.table(table))).localCheckpoint()
@@ -220,6 +221,8 @@ def simulated_increments(
         "late_keyed": late_keyed,
         "late_metadata": late_metadata,
         "late_metadata_full_refresh": qlik_late_state(spark),
+        "real_stream": real_stream,
+        "real_stream_full_refresh": qlik_real_stream_state(spark),
         "readers_during_run": readers_during_run,
         "last_build_messages": last_build_messages,
         "table_differences": {
@@ -253,6 +256,42 @@ def qlik_late_state(spark) -> dict[str, Any]:
             for r in spark.sql(
                 "select source_table, row_key, source_schema_version from silver.change_events "
                 f"where kafka_topic in ({topics})"
+            ).collect()
+        },
+    }
+
+
+def qlik_real_stream_state(spark) -> dict[str, Any]:
+    """What qlik_real_stream_cases.py's records became: gold rows per table, the (topic,
+    offset) of the records in quarantine with their reasons, and per change how it found its
+    metadata and whether it was decoded in a later batch than its own."""
+    real = qlik_real_stream_cases
+    topics = ", ".join(f"'{topic}'" for topic in real.TOPICS)
+    return {
+        "gold": {
+            table: gold_rows(spark, f"source_database = '{real.TASK}' and source_table = '{table}'")
+            for table in real.EXPECTED
+        },
+        "quarantined": {
+            (r["kafka_topic"], r["kafka_offset"]): r["reason"]
+            for r in spark.sql(
+                "select kafka_topic, kafka_offset, reason from silver.quarantine "
+                f"where kafka_topic in ({topics})"
+            ).collect()
+        },
+        "changes": {
+            (r["source_table"], r["row_key"]): (
+                r["source_op"],
+                r["metadata_match"],
+                r["resolved_batch_id"] > r["ingest_batch_id"],
+            )
+            for r in spark.sql(
+                "select e.source_table, e.row_key, e.source_op, s.metadata_match, "
+                "e.resolved_batch_id, e.ingest_batch_id from silver.change_events e "
+                "join silver.stg_qlik__events s on s.record_kind = 'change' "
+                "and s.kafka_topic = e.kafka_topic and s.kafka_partition = e.kafka_partition "
+                "and s.kafka_offset = e.kafka_offset "
+                f"where e.kafka_topic in ({topics})"
             ).collect()
         },
     }

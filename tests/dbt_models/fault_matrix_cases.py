@@ -470,8 +470,10 @@ def _qlik_json(format_: str) -> tuple[Callable[..., bytes], list[Fault], list[by
             "changeSequence",
         ),
         Fault(
-            "data message without any metadata message",
-            dt(9, GOOD_ROWS[1], schema_id="NO-SUCH-SCHEMA"),
+            # its externalSchemaId names the one metadata message it may take (docs/formats.md
+            # 5); an envelope messageSchemaId alone would not hold it back: the topic's table
+            "data message whose metadata message never came",
+            dt(9, GOOD_ROWS[1], headers={"externalSchemaId": "NO-SUCH-SCHEMA"}),
             "missing_table_metadata",
             "NO-SUCH-SCHEMA",
         ),

@@ -11,6 +11,7 @@ import pytest
 
 from tests.dbt_models import qlik_cases as cases
 from tests.dbt_models import qlik_late_metadata_cases as late_cases
+from tests.dbt_models import qlik_real_stream_cases as real_cases
 
 pytestmark = pytest.mark.dbt
 
@@ -260,3 +261,28 @@ def test_data_messages_wait_in_quarantine_for_their_metadata(spark, built_lake):
         expected = {k: v for k, v in late.EXPECTED[table].items() if "waits" not in v["NOTE"]}
         expected = {k: v for k, v in expected.items() if v["NOTE"] != "v2"}
         assert {k: values for k, (values, _op) in got.items()} == expected
+
+
+def test_a_real_qlik_stream_reaches_gold_with_its_metadata_in_the_same_batch(spark, built_lake):
+    """qlik_real_stream_cases.py, batch A (issue 48): REFRESH data messages whose envelope
+    messageSchemaId no metadata message carries, externalSchemaId null, take their topic's
+    table; those whose topic has no metadata yet wait in quarantine."""
+    real = real_cases
+    for table in real.EXPECTED:
+        got = gold_rows(spark, f"source_database = '{real.TASK}' and source_table = '{table}'")
+        expected = real.EXPECTED_AFTER_BATCH_A.get(table, {})
+        assert got == {key: (values, "snapshot") for key, values in expected.items()}
+    topics = ", ".join(f"'{t}'" for t in real.TOPICS)
+    quarantined = spark.sql(
+        "select kafka_topic, kafka_offset, reason from silver.quarantine "
+        f"where kafka_topic in ({topics})"
+    ).collect()
+    assert {
+        (r["kafka_topic"], r["kafka_offset"]): r["reason"] for r in quarantined
+    } == dict.fromkeys(real.WAITING_AFTER_BATCH_A, "missing_table_metadata")
+    matched = spark.sql(
+        "select distinct metadata_match, schema_id, source_schema_version "
+        f"from silver.stg_qlik__events where kafka_topic = '{real.SAME_TOPIC}' "
+        "and record_kind = 'change'"
+    ).collect()
+    assert [tuple(r) for r in matched] == [("topic", "SAME-X", "1")]

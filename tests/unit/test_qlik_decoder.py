@@ -377,6 +377,122 @@ def test_metadata_is_matched_within_the_same_registry_format():
     assert row["decode_error"] == "missing_table_metadata"
 
 
+# The shape of a real Qlik Replicate JSON stream (issue 48): one enveloped MD (its schemaId
+# RS-X, lineage naming the table), then enveloped full-load DTs (REFRESH, changeSequence "",
+# headers.externalSchemaId null) whose envelope messageSchemaId RS-Y no MD carries.
+REAL_STREAM_TABLE = QlikTable(
+    "srv", "task1", "S", "T", 1, TABLE.columns, "2024-01-01T00:00:00", "RS-X"
+)
+
+
+def real_stream_md(table: QlikTable = REAL_STREAM_TABLE) -> bytes:
+    return json.dumps(
+        {
+            "magic": "atMSG",
+            "type": "MD",
+            "headers": None,
+            "messageSchemaId": None,
+            "messageSchema": None,
+            "message": table.metadata_message(),
+        }
+    ).encode()
+
+
+def real_stream_refresh(id_: str = "1", envelope_id: str | None = "RS-Y") -> bytes:
+    return dt_json(
+        "REFRESH",
+        {"ID": id_, "NAME": "a", "AMOUNT": "1.50", "NOTE": None, "BIN": "00FF"},
+        envelope_id=envelope_id,
+        changeSequence="",
+        timestamp="",
+        streamPosition="",
+        transactionId="",
+        changeMask=None,
+        externalSchemaId=None,
+        transactionEventCounter=None,
+        transactionLastEvent=None,
+    )
+
+
+def batch_catalog(*mds: tuple[bytes, int], fmt: str = "qlik_json") -> qlik.MetadataCatalog:
+    """A catalog of MD values, each delivered in the given ingest batch, on topic t."""
+    entries = [
+        qlik.metadata_entries(raw, fmt, "t", 0, i, batch) for i, (raw, batch) in enumerate(mds)
+    ]
+    assert all(e is not None for e in entries)
+    return qlik.MetadataCatalog(entries)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("md_batch", "dt_batch"),
+    [(3, 3), (1, 3), (5, 3)],
+    ids=["metadata in the same batch", "in an earlier batch", "in a later batch"],
+)
+def test_real_stream_refresh_is_decoded_whatever_its_envelope_id(md_batch, dt_batch):
+    """The envelope's messageSchemaId RS-Y names no MD: the DT takes its topic's table, as of
+    its batch or of the later one that brings the MD (its resolved batch)."""
+    row = decode(real_stream_refresh(), batch_catalog((real_stream_md(), md_batch)), batch=dt_batch)
+    assert row["decode_error"] is None, row["decode_error_detail"]
+    assert (row["operation"], row["change_sequence"], row["external_schema_id"]) == (
+        "REFRESH",
+        "",
+        None,
+    )
+    assert (row["message_schema_id"], row["schema_id"], row["metadata_match"]) == (
+        "RS-Y",
+        "RS-X",
+        "topic",
+    )
+    assert (row["source_table"], row["key_columns"]) == ("T", ["ID"])
+    assert dict(row["after_image"])["AMOUNT"] == "1.50"
+    assert row["resolved_batch_id"] == max(md_batch, dt_batch)
+
+
+def test_real_stream_refresh_waits_only_while_no_metadata_of_its_topic_is_known():
+    row = decode(real_stream_refresh(), batch_catalog((real_stream_md(), 5)))
+    assert row["decode_error"] is None  # batch None: every entry counts
+    waiting = decode(real_stream_refresh(), qlik.MetadataCatalog(), batch=3)
+    assert waiting["decode_error"] == "missing_table_metadata"
+    assert "envelope messageSchemaId RS-Y names none" in waiting["decode_error_detail"]
+
+
+def test_real_stream_refresh_naming_its_table_on_a_topic_of_several_tables():
+    other = QlikTable("srv", "task1", "S", "OTHER", 1, TABLE.columns, schema_id="O")
+    message = json.loads(real_stream_refresh())
+    message["message"] = {"schema": "S", "table": "T", **message["message"]}
+    cat = batch_catalog((real_stream_md(), 1), (real_stream_md(other), 1))
+    row = decode(json.dumps(message).encode(), cat, batch=1)
+    assert (row["decode_error"], row["metadata_match"], row["schema_id"]) == (
+        None,
+        "table_name",
+        "RS-X",
+    )
+
+
+def test_an_envelope_id_known_only_later_does_not_make_a_data_message_wait():
+    """The envelope id picks its MD when one carries it as of the batch; an MD of that id
+    arriving later does not hold the DT back (its table's newest version as of its batch)."""
+    cat = batch_catalog((real_stream_md(TABLE), 1), (real_stream_md(TABLE_V2), 4))
+    later = decode(dt_json(envelope_id="ID-V2"), cat, batch=2)
+    assert (later["decode_error"], later["table_version"], later["metadata_match"]) == (
+        None,
+        1,
+        "topic",
+    )
+    assert later["resolved_batch_id"] == 2
+    known = decode(dt_json(envelope_id="ID-V1"), cat, batch=5)
+    assert (known["table_version"], known["metadata_match"]) == (1, "schema_id")
+
+
+def test_an_external_schema_id_still_waits_for_exactly_its_metadata():
+    cat = batch_catalog((real_stream_md(TABLE), 1), (real_stream_md(TABLE_V2), 4))
+    row = decode(dt_json(envelope_id="RS-Y", externalSchemaId="ID-V2"), cat, batch=2)
+    assert (row["decode_error"], row["table_version"], row["resolved_batch_id"]) == (None, 2, 4)
+    never = decode(dt_json(envelope_id="ID-V1", externalSchemaId="ID-V9"), cat, batch=2)
+    assert never["decode_error"] == "missing_table_metadata"
+    assert "ID-V9" in never["decode_error_detail"]
+
+
 # --------------------------------------------------------------------------- Avro
 
 
@@ -471,6 +587,62 @@ def _envelope_message(raw: bytes) -> bytes:
     return fastavro.schemaless_reader(io.BytesIO(raw), fastavro.parse_schema(ENVELOPE_SCHEMA))[
         "message"
     ]
+
+
+def real_stream_avro_body() -> bytes:
+    """The Avro bytes of a REFRESH of REAL_STREAM_TABLE, written with its dataSchema."""
+    raw = encode_data(
+        REAL_STREAM_TABLE, "REFRESH", {"ID": 1, "NAME": "a", "AMOUNT": "1.50"}, column_mask=0x1F
+    )
+    return _envelope_message(raw)
+
+
+def avro_catalog(*tables: tuple[QlikTable, int]) -> qlik.MetadataCatalog:
+    return batch_catalog(*((encode_metadata(t), b) for t, b in tables), fmt="qlik_avro")
+
+
+def test_avro_data_by_reference_waits_for_the_metadata_its_envelope_id_names():
+    """An Avro DT read by reference (no messageSchema) whose messageSchemaId RS-Y names no MD
+    is not read with the topic's other MD (RS-X), although its dataSchema reads these bytes to
+    the end: Avro binary carries no names, so a schema that reads them need not be theirs."""
+    by_y = envelope("DT", real_stream_avro_body(), schema_id="RS-Y")
+    cat = avro_catalog((REAL_STREAM_TABLE, 1))
+    row = qlik.decode_one(by_y, source_format="qlik_avro", topic="t", catalog=cat, batch=2)
+    assert row["decode_error"] == "missing_table_metadata"
+    assert "RS-Y" in row["decode_error_detail"]
+    by_x = envelope("DT", real_stream_avro_body(), schema_id="RS-X")
+    readable = qlik.decode_one(by_x, source_format="qlik_avro", topic="t", catalog=cat, batch=2)
+    assert readable["decode_error"] is None  # RS-X's dataSchema does read the bytes
+    y_table = QlikTable("srv", "task1", "S", "T", 2, TABLE.columns, schema_id="RS-Y")
+    cat = avro_catalog((REAL_STREAM_TABLE, 1), (y_table, 4))
+    later = qlik.decode_one(by_y, source_format="qlik_avro", topic="t", catalog=cat, batch=2)
+    assert (later["decode_error"], later["schema_id"], later["resolved_batch_id"]) == (
+        None,
+        "RS-Y",
+        4,
+    )
+
+
+def test_avro_self_describing_data_is_matched_like_json_whatever_its_envelope_id():
+    raw = envelope(
+        "DT",
+        real_stream_avro_body(),
+        schema_id="RS-Y",
+        schema_text=REAL_STREAM_TABLE.data_schema_text(),
+    )
+    cat = avro_catalog((REAL_STREAM_TABLE, 5))
+    row = qlik.decode_one(raw, source_format="qlik_avro", topic="t", catalog=cat, batch=3)
+    assert (row["decode_error"], row["metadata_match"], row["schema_id"]) == (None, "topic", "RS-X")
+    assert (row["operation"], row["resolved_batch_id"]) == ("REFRESH", 5)
+    assert dict(row["after_image"])["AMOUNT"] == "1.50"
+
+
+def test_avro_data_naming_no_writer_schema_is_invalid_avro():
+    raw = envelope("DT", real_stream_avro_body())  # neither messageSchema nor messageSchemaId
+    cat = avro_catalog((REAL_STREAM_TABLE, 1))
+    row = qlik.decode_one(raw, source_format="qlik_avro", topic="t", catalog=cat, batch=1)
+    assert row["decode_error"] == "invalid_avro"
+    assert "writer schema" in row["decode_error_detail"]
 
 
 @pytest.mark.parametrize(

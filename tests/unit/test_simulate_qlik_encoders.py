@@ -364,3 +364,94 @@ def test_registry_interface_and_topics() -> None:
         for topic in module.topics(history(), "sim"):
             assert registry[topic].format == fmt
             assert registry[topic].description.startswith("change simulator (issue 5)")
+
+
+# --------------------------------------------------------------------------- stream shapes
+
+
+def decode_in_batches(module: Any, messages: list[Message], batch_of: Any) -> list[dict[str, Any]]:
+    """:func:`decode_all` with each message in ingest batch ``batch_of(message)`` (the MD
+    entries keep theirs; each record is decoded as of its own)."""
+    fmt = module.FORMAT
+    entries = [
+        entry
+        for offset, m in enumerate(messages)
+        if (entry := qlik.metadata_entries(m.value, fmt, m.topic, 0, offset, batch_of(m)))
+        is not None
+    ]
+    catalog = qlik.MetadataCatalog(entries)
+    return [
+        qlik.decode_one(
+            m.value, source_format=fmt, topic=m.topic, catalog=catalog, batch=batch_of(m)
+        )
+        for m in messages
+    ]
+
+
+def test_the_real_stream_shape_is_the_issue_48_stream() -> None:
+    """externalSchemaId null, a DT envelope id no MD carries, one topic per table."""
+    hist = history()
+    messages = qlik_json.encode(hist, PREFIX, _qlik.REAL_STREAM)
+    assert qlik_json.topics(hist, PREFIX, _qlik.REAL_STREAM) == [
+        "sim.qlik_json.shop.all_types",
+        "sim.qlik_json.shop.lines",
+        "sim.qlik_json.shop.audit",
+    ]
+    assert {m.topic for m in messages} == set(qlik_json.topics(hist, PREFIX, _qlik.REAL_STREAM))
+    values = [json.loads(m.value) for m in messages]
+    md_ids = {v["message"]["schemaId"] for v in values if v["type"] == "MD"}
+    data = [v for v in values if v["type"] == "DT"]
+    assert len(md_ids) == 3 and len(data) == len(hist.row_changes)
+    assert all(v["message"]["headers"]["externalSchemaId"] is None for v in data)
+    assert all(v["messageSchemaId"] and v["messageSchemaId"] not in md_ids for v in data)
+    refresh = [v for v in data if v["message"]["headers"]["operation"] == "REFRESH"]
+    assert refresh and {v["message"]["headers"]["changeSequence"] for v in refresh} == {""}
+
+
+@pytest.mark.parametrize("md_batch", [0, 1, 2], ids=["earlier", "same", "later"])
+def test_a_real_stream_decodes_as_the_default_stream_does(md_batch: int) -> None:
+    """Every DT of the real-stream shape finds its table's MD by its topic, delivered in an
+    earlier, the same or a later ingest batch than the DTs (batch 1), and decodes to the same
+    rows as the default shape, whose DTs name their MD exactly."""
+    hist = history()
+    default = decode_all(qlik_json, qlik_json.encode(hist, PREFIX))
+    messages = qlik_json.encode(hist, PREFIX, _qlik.REAL_STREAM)
+    decoded = decode_in_batches(qlik_json, messages, lambda m: md_batch if m.key is None else 1)
+    assert [d["decode_error"] for d in decoded] == [None] * len(decoded), [
+        d["decode_error_detail"] for d in decoded if d["decode_error"]
+    ]
+    data = decoded[3:]
+    assert {d["metadata_match"] for d in data} == {"topic"}
+    assert {d["resolved_batch_id"] for d in data} == {max(md_batch, 1)}
+    fields = ("source_table", "schema_id", "operation", "key_columns", "column_types")
+    images = ("after_image", "before_image", "changed_columns", "not_provided_columns")
+    assert [tuple(d[f] for f in fields + images) for d in data] == [
+        tuple(d[f] for f in fields + images) for d in default[3:]
+    ]
+
+
+def test_a_real_stream_data_message_waits_while_its_topic_has_no_metadata() -> None:
+    messages = qlik_json.encode(history(), PREFIX, _qlik.REAL_STREAM)
+    data = [m for m in messages if m.key is not None]
+    decoded = decode_in_batches(qlik_json, data, lambda m: 1)
+    assert {d["decode_error"] for d in decoded} == {"missing_table_metadata"}
+
+
+def test_avro_data_whose_envelope_id_names_no_metadata_waits_unless_self_describing() -> None:
+    """qlik_avro: a DT read by reference is read with the MD its messageSchemaId names and no
+    other (docs/formats.md 5); embedding the writer schema makes it readable without one."""
+    hist = history()
+    by_reference = qlik_avro.encode(hist, PREFIX, _qlik.REAL_STREAM)
+    waiting = decode_all(qlik_avro, by_reference)[3:]
+    assert {d["decode_error"] for d in waiting} == {"missing_table_metadata"}
+    shape = _qlik.StreamShape(
+        external_schema_id=False,
+        envelope_schema_id=False,
+        topic_per_table=True,
+        embedded_schema=True,
+    )
+    decoded = decode_all(qlik_avro, qlik_avro.encode(hist, PREFIX, shape))[3:]
+    assert [d["decode_error"] for d in decoded] == [None] * len(decoded)
+    assert {d["metadata_match"] for d in decoded} == {"topic"}
+    default = decode_all(qlik_avro, qlik_avro.encode(hist, PREFIX))[3:]
+    assert [d["after_image"] for d in decoded] == [d["after_image"] for d in default]

@@ -12,23 +12,32 @@ Framing (decided here; the registry format says which one a topic uses):
   plain Avro binary, no schema-registry header); every byte must be consumed. ``message`` is
   Avro binary written with the envelope's ``messageSchema`` when embedded; otherwise an MD
   message is read with :data:`~cdc_lakehouse.decode.qlik_schema.METADATA_SCHEMA` and a DT
-  message with the ``dataSchema`` of the MD message whose ``schemaId`` equals the envelope's
-  ``messageSchemaId``. Bare Avro (no envelope) cannot be read without a schema registry and is
+  message *by reference*: with the ``dataSchema`` of the MD message whose ``schemaId`` equals
+  the envelope's ``messageSchemaId`` (Qlik's "Replicate envelope" page: ``messageSchemaId`` is
+  "a reference to a schema defined elsewhere, which can be used to deserialize the bytes in
+  the message field", used exclusively with ``messageSchema``). A DT with neither is
+  ``invalid_avro``. Bare Avro (no envelope) cannot be read without a schema registry and is
   rejected (``invalid_avro``).
 
 A DT message depends on an MD message, possibly delivered earlier or later, on any partition:
 the column ordinals decode its masks, the primary key positions give its key columns, and for
 Avro the ``dataSchema`` is the writer schema. Callers first collect the (few) MD messages with
 :func:`metadata_batches` into a list of entries and pass it to :func:`decode_batches`. A DT
-message finds its MD entry, within the same registry format:
+message finds its MD entry, within the same registry format (docs/formats.md 5a):
 
-1. a DT that carries a schema id (``headers.externalSchemaId``, else the envelope's
-   ``messageSchemaId``) needs the MD whose ``schemaId`` equals it, and no other: Qlik changes
-   the schema id on every DDL (seed 004, ``externalSchemaId``), so another version of the
-   table would decode its masks with the wrong ordinals;
-2. a DT without one, by table name: the message's own ``schema`` / ``table`` (some targets
-   add them) -> the MD of that table with the highest ``tableVersion``;
-3. else by topic: the MD messages on the DT's own Kafka topic describe exactly one table
+1. ``headers.externalSchemaId``, when set, needs the MD whose ``schemaId`` equals it, and no
+   other: Qlik changes the schema id on every DDL (seed 004, ``externalSchemaId``), so another
+   version of the table would decode its masks with the wrong ordinals. Likewise the
+   envelope's ``messageSchemaId`` of an Avro DT read by reference: no other MD's
+   ``dataSchema`` is its writer schema (Avro binary carries no names, so another version's
+   schema can read the bytes to the end and still name the columns wrongly).
+2. else the envelope's ``messageSchemaId`` (JSON, self-describing Avro) when an MD carries it
+   as its ``schemaId`` (of the table the message names, if it names one). Seed 004 does not
+   say this id names a metadata message, and in real JSON streams it does not (issue 48: an
+   id no MD carries), so it never makes a DT wait;
+3. else by table name: the message's own ``schema`` / ``table`` (some targets add them) -> the
+   MD of that table with the highest ``tableVersion``;
+4. else by topic: the MD messages on the DT's own Kafka topic describe exactly one table
    (Qlik's topic-per-table layout) -> its highest ``tableVersion``.
 
 Completion by a later record. Each entry carries the ingest batch that delivered it. A DT of
@@ -37,8 +46,9 @@ matches, against those up to the first later batch in which one does. That batch
 ``resolved_batch_id``: the incremental run in which its MD arrives decodes it, exactly as a
 full refresh does, and a full refresh gives the same match whatever came after. No match in
 any batch -> ``decode_error = missing_table_metadata`` (never a crash); the record waits in
-quarantine for its MD. Matching by name or topic takes the newest version known at that batch:
-enable Qlik's "external schema id" header for exact matching across DDL changes.
+quarantine for its MD. Only rule 1 waits for a particular MD; rules 2 to 4 match as of the
+batch, and matching by name or topic takes the newest version known at that batch: enable
+Qlik's "external schema id" header for exact matching across DDL changes.
 
 Output fields (:data:`QLIK_FIELDS`), one row per message:
 
@@ -243,21 +253,33 @@ class MetadataCatalog:
         self,
         source_format: str,
         topic: str | None,
-        schema_ids: Sequence[str | None],
-        table: tuple[str | None, str | None],
+        *,
+        exact_id: str | None = None,
+        preferred_id: str | None = None,
+        table: tuple[str | None, str | None] = (None, None),
         batch: int | None = None,
     ) -> tuple[Metadata, str, int | None] | None:
         """The MD of a DT message, how it matched (``schema_id`` / ``table_name`` /
         ``topic``) and the ingest batch as of which it matched; None when no MD, in any
         batch, matches (see the module doc).
 
-        ``batch`` is the DT's own ingest batch; None matches against every entry (and returns
-        None as the batch)."""
+        Args:
+            source_format: the DT's registry format; only MD messages of that format count.
+            topic: the DT's Kafka topic (the topic rule).
+            exact_id: a schema id the DT requires (``headers.externalSchemaId``; for an Avro
+                DT read by reference, the envelope's ``messageSchemaId``): only the MD whose
+                ``schemaId`` equals it will do, and the DT waits for it.
+            preferred_id: a schema id that picks its MD when one carries it (the envelope's
+                ``messageSchemaId`` of a JSON or self-describing Avro DT), else is ignored.
+            table: (schema, table) the message names, each None when not named.
+            batch: the DT's own ingest batch; None matches against every entry (and returns
+                None as the batch).
+        """
         if batch is None:
-            found = self._find_as_of(source_format, topic, schema_ids, table, None)
+            found = self._find_as_of(source_format, topic, exact_id, preferred_id, table, None)
             return None if found is None else (*found, None)
         for as_of in (batch, *(b for b in self._batches if b > batch)):
-            found = self._find_as_of(source_format, topic, schema_ids, table, as_of)
+            found = self._find_as_of(source_format, topic, exact_id, preferred_id, table, as_of)
             if found is not None:
                 return (*found, as_of)
         return None
@@ -266,7 +288,8 @@ class MetadataCatalog:
         self,
         source_format: str,
         topic: str | None,
-        schema_ids: Sequence[str | None],
+        exact_id: str | None,
+        preferred_id: str | None,
         table: tuple[str | None, str | None],
         batch: int | None,
     ) -> tuple[Metadata, str] | None:
@@ -276,10 +299,23 @@ class MetadataCatalog:
         def newest(versions: list[Metadata]) -> Metadata:
             return max(versions, key=lambda m: m.rank)
 
-        schema_id = next((i for i in schema_ids if i), None)
-        if schema_id is not None:  # exact: no other version will do
-            versions = known(self._by_id.get((source_format, schema_id)))
-            return (min(versions, key=lambda m: m.batch), "schema_id") if versions else None
+        def first_delivered(versions: list[Metadata]) -> Metadata:
+            return min(versions, key=lambda m: m.batch)
+
+        def of_named_table(md: Metadata) -> bool:
+            schema, name = table
+            return (name is None or md.table[1] == name) and (
+                schema is None or md.table[0] == schema
+            )
+
+        if exact_id is not None:  # exact: no other version will do
+            versions = known(self._by_id.get((source_format, exact_id)))
+            return (first_delivered(versions), "schema_id") if versions else None
+        if preferred_id is not None:  # taken when an MD carries it, never waited for
+            carrying = known(self._by_id.get((source_format, preferred_id)))
+            versions = [m for m in carrying if of_named_table(m)]
+            if versions:
+                return first_delivered(versions), "schema_id"
         if table[1] is not None:
             versions = known(self._by_table.get((source_format, *table)))
             if not versions and table[0] is None:
@@ -574,6 +610,28 @@ def _image(
     ]
 
 
+def _no_metadata_detail(
+    frame: _Frame,
+    external_id: str | None,
+    table: tuple[str | None, str | None],
+    topic: str | None,
+) -> str:
+    """The ``missing_table_metadata`` detail: what the DT waits for."""
+    if frame.avro_body is not None and not frame.schema_text:
+        return (
+            f"Avro data message read with the dataSchema of metadata message "
+            f"{frame.schema_id} (envelope messageSchemaId), which has not arrived"
+        )
+    if external_id:
+        return f"no metadata message with schemaId {external_id} (headers.externalSchemaId)"
+    envelope = f"envelope messageSchemaId {frame.schema_id} names none; " if frame.schema_id else ""
+    named = ".".join(t for t in table if t) or "not named"
+    return (
+        f"no metadata message for this data message ({envelope}table: {named}; topic {topic}: "
+        "no metadata messages of a single table)"
+    )
+
+
 def _decode_data(
     frame: _Frame,
     catalog: MetadataCatalog,
@@ -584,6 +642,13 @@ def _decode_data(
 ) -> None:
     avro = frame.avro_body is not None
     message = frame.message
+    by_reference = avro and not frame.schema_text  # Avro bytes whose writer schema is an MD's
+    if by_reference and not frame.schema_id:
+        raise DecodeError(
+            "invalid_avro",
+            "Avro data message with neither messageSchema nor messageSchemaId: nothing names "
+            "its writer schema",
+        )
     if avro and frame.schema_text:  # self-describing Avro: readable before the lookup
         message = _read_exact(
             frame.avro_body or b"", _parse_schema_text(frame.schema_text), "data message"
@@ -597,24 +662,24 @@ def _decode_data(
             shared.text(message, "schema", "") or shared.text(message, "schemaName", ""),
             shared.text(message, "table", "") or shared.text(message, "tableName", ""),
         )
-    found = catalog.find(source_format, topic, [external_id, frame.schema_id], table, batch)
+    if by_reference:  # the envelope's id names the writer schema: exactly that MD
+        exact_id, preferred_id = frame.schema_id, None
+    else:  # externalSchemaId names the MD; the envelope's id only helps when an MD carries it
+        exact_id, preferred_id = external_id, frame.schema_id
+    found = catalog.find(
+        source_format,
+        topic,
+        exact_id=exact_id,
+        preferred_id=preferred_id,
+        table=table,
+        batch=batch,
+    )
     if found is None:
-        ids = ", ".join(i for i in (external_id, frame.schema_id) if i) or "none"
-        raise DecodeError(
-            "missing_table_metadata",
-            f"no metadata message for this data message (schema ids: {ids}; table: "
-            f"{'.'.join(t for t in table if t) or 'not named'}; topic: {topic})",
-        )
+        detail = _no_metadata_detail(frame, external_id, table, topic)
+        raise DecodeError("missing_table_metadata", detail)
     md, how, resolved_batch = found
-    if message is None and how != "schema_id":
-        raise DecodeError(
-            "missing_table_metadata",
-            f"Avro data message references schema {frame.schema_id}, which no metadata "
-            "message defines (its writer schema is unknown)",
-        )
-    if avro and message is None:
-        writer = _parse_schema_text(frame.schema_text) if frame.schema_text else md.data_schema()
-        message = _read_exact(frame.avro_body or b"", writer, "data message")
+    if by_reference:
+        message = _read_exact(frame.avro_body or b"", md.data_schema(), "data message")
     assert message is not None
     headers = shared.obj(message, "headers", "")
     if headers is None:

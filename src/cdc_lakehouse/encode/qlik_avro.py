@@ -174,13 +174,15 @@ def encode_data(
     transaction_event_counter: int | None = None,
     transaction_last_event: bool | None = None,
     embed_schema: bool = False,
+    message_schema_id: str | None = None,
 ) -> bytes:
     """The Kafka value of one data message of ``table`` (DT envelope).
 
     ``data`` / ``before``: column -> Python value of the column's Avro type (missing columns
     are written as null). Masks are integers (see module doc). The envelope references the
     table's ``schemaId`` (``messageSchemaId``), or embeds the data schema when
-    ``embed_schema`` is true.
+    ``embed_schema`` is true; ``message_schema_id``, when given, is the envelope's
+    ``messageSchemaId`` instead (beside an embedded schema too).
     """
     names = [c.name for c in table.columns]
 
@@ -206,5 +208,6 @@ def encode_data(
     }
     body = _write(fastavro.parse_schema(schema), record)
     if embed_schema:
-        return envelope("DT", body, schema_id=None, schema_text=table.data_schema_text())
-    return envelope("DT", body, schema_id=table.id)
+        text = table.data_schema_text()
+        return envelope("DT", body, schema_id=message_schema_id, schema_text=text)
+    return envelope("DT", body, schema_id=message_schema_id or table.id)

@@ -59,11 +59,20 @@ Masks (bit ``ordinal - 1`` of the mask's integer value, as the project's decoder
 
 Kafka key: the row's key column texts (every column for a table without a key) joined by
 ``+``, UTF-8; None for MD messages. Kafka timestamp: the commit time (MD: the first item's).
+
+Stream shape (:class:`StreamShape`, the encoders' ``shape=``): by default (:data:`DEFAULT`)
+one topic carries every table and each DT names its MD's ``schemaId`` twice, in
+``headers.externalSchemaId`` and in the envelope's ``messageSchemaId``. :data:`REAL_STREAM`
+is the shape of a real Qlik Replicate JSON stream (issue 48): the "include external schema
+id header" option off (``externalSchemaId`` null), a DT envelope ``messageSchemaId`` that no
+MD carries, and one topic per table holding its MD and DT messages (Qlik's topic-per-table
+layout), so a DT can only be matched to its MD by its topic (docs/formats.md 5a).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -85,6 +94,53 @@ from cdc_lakehouse.simulate.history import (
 )
 
 FEATURES = frozenset({"snapshot", "key_update", "keyless_table", "partial_update"})
+
+
+@dataclass(frozen=True)
+class StreamShape:
+    """How a simulated Qlik task lays out its messages (see module doc).
+
+    - ``external_schema_id``: DTs carry ``headers.externalSchemaId`` = their MD's ``schemaId``
+      (Qlik's "include external schema id header" option); else it is null.
+    - ``envelope_schema_id``: a DT envelope's ``messageSchemaId`` is its MD's ``schemaId``;
+      else it is an id no MD carries (:func:`unrelated_schema_id`).
+    - ``topic_per_table``: one topic per table (:func:`table_topic`), else one per format.
+    - ``embedded_schema``: Avro only: each DT envelope embeds its writer schema
+      (``messageSchema``, a self-describing message) beside ``messageSchemaId``.
+    """
+
+    external_schema_id: bool = True
+    envelope_schema_id: bool = True
+    topic_per_table: bool = False
+    embedded_schema: bool = False
+
+
+DEFAULT = StreamShape()
+"""The encoders' default: exact schema ids everywhere, one topic per format."""
+REAL_STREAM = StreamShape(external_schema_id=False, envelope_schema_id=False, topic_per_table=True)
+"""A real Qlik Replicate JSON stream's shape (issue 48; see module doc)."""
+
+
+def table_topic(prefix: str, format_: str, spec: TableSpec) -> str:
+    """The topic of one table's messages with ``topic_per_table``:
+    ``<prefix>.<format>.<schema or database>.<table>``."""
+    return f"{prefix}.{format_}.{spec.schema or spec.database}.{spec.name}"
+
+
+def stream_topics(history: History, prefix: str, format_: str, shape: StreamShape) -> list[str]:
+    """Every topic an encoder of ``format_`` writes ``history`` to with ``shape``: one per
+    table of the history (in order) with ``topic_per_table``, else ``<prefix>.<format>``."""
+    if not shape.topic_per_table:
+        return [f"{prefix}.{format_}"]
+    return [table_topic(prefix, format_, spec) for spec in history.tables]
+
+
+def unrelated_schema_id(table: QlikTable) -> str:
+    """A DT envelope ``messageSchemaId`` that names no MD (32 hex digits derived from the
+    table version's ``schemaId``, never equal to one)."""
+    return hashlib.md5(f"envelope:{table.id}".encode()).hexdigest().upper()
+
+
 SERVER = "qlik-replicate-sim"
 LOB_TYPES = frozenset({"NCLOB", "CLOB", "BLOB"})
 BINLOG_FILE = "mysql-bin.000001"

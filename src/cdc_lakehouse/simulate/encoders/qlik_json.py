@@ -12,6 +12,10 @@ Kafka value = UTF-8 JSON (non-ASCII text as is), one envelope per message:
   ``headers`` with ``externalSchemaId`` (Qlik's "include external schema id header" option)
   and the masks as hex digits (``"0B"``).
 
+``shape=`` (:class:`~cdc_lakehouse.simulate.encoders._qlik.StreamShape`) gives other layouts:
+``_qlik.REAL_STREAM`` is a real Qlik Replicate JSON stream's (issue 48): ``externalSchemaId``
+null, a DT envelope ``messageSchemaId`` no MD carries, one topic per table.
+
 Values (Qlik "Kafka target data types", JSON column): INT4 / INT8 / REAL8 as JSON numbers
 (REAL8 in Python's shortest round-trip spelling), BOOLEAN as true / false, BYTES / BLOB as
 uppercase hex digits, NUMERIC / DATE / DATETIME / WSTRING / NCLOB as strings; a column that
@@ -25,7 +29,13 @@ from typing import Any
 
 from cdc_lakehouse.encode.qlik_avro import QlikTable
 from cdc_lakehouse.simulate.encoders import _qlik
-from cdc_lakehouse.simulate.encoders._qlik import FEATURES, source_type, value_text
+from cdc_lakehouse.simulate.encoders._qlik import (
+    DEFAULT,
+    FEATURES,
+    StreamShape,
+    source_type,
+    value_text,
+)
 from cdc_lakehouse.simulate.history import History, TableSpec
 from cdc_lakehouse.simulate.messages import Message
 
@@ -33,9 +43,10 @@ FORMAT = "qlik_json"
 __all__ = ["FEATURES", "FORMAT", "encode", "source_type", "topics", "value_text"]
 
 
-def topics(history: History, prefix: str) -> list[str]:
-    """The one topic every table's MD and DT messages go to: ``<prefix>.qlik_json``."""
-    return [f"{prefix}.{FORMAT}"]
+def topics(history: History, prefix: str, shape: StreamShape = DEFAULT) -> list[str]:
+    """The one topic every table's MD and DT messages go to, ``<prefix>.qlik_json``; with
+    ``shape.topic_per_table``, one per table (``_qlik.table_topic``)."""
+    return _qlik.stream_topics(history, prefix, FORMAT, shape)
 
 
 def _json(value: Any) -> bytes:
@@ -64,13 +75,14 @@ def _row(values: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
-def encode(history: History, prefix: str) -> list[Message]:
+def encode(history: History, prefix: str, shape: StreamShape = DEFAULT) -> list[Message]:
     """Every message of ``history`` in production order: the MD messages, then the DT ones
-    (with a new MD message at each schema change)."""
-    topic = topics(history, prefix)[0]
+    (with a new MD message at each schema change), laid out as ``shape`` says (module doc)."""
+    one_topic = f"{prefix}.{FORMAT}"
     tables: dict[TableSpec, QlikTable] = {}  # spec -> its current MD
     messages: list[Message] = []
     for dt in _qlik.stream(history):
+        topic = _qlik.table_topic(prefix, FORMAT, dt.spec) if shape.topic_per_table else one_topic
         if isinstance(dt, _qlik.MetadataMessage):
             tables[dt.spec] = dt.table
             value = _envelope("MD", dt.table.metadata_message(), None)
@@ -85,12 +97,12 @@ def encode(history: History, prefix: str) -> list[Message]:
             "transactionId": dt.transaction_id,
             "changeMask": _qlik.hex_mask(dt.change_mask),
             "columnMask": _qlik.hex_mask(dt.column_mask),
-            "externalSchemaId": table.id,
+            "externalSchemaId": table.id if shape.external_schema_id else None,
             "transactionEventCounter": dt.transaction_event_counter,
             "transactionLastEvent": dt.transaction_last_event,
         }
         message = {"data": _row(dt.data), "beforeData": _row(dt.before), "headers": headers}
-        messages.append(
-            Message(topic, dt.key, _envelope("DT", message, table.id), dt.timestamp_ms, dt.sequence)
-        )
+        envelope_id = table.id if shape.envelope_schema_id else _qlik.unrelated_schema_id(table)
+        value = _envelope("DT", message, envelope_id)
+        messages.append(Message(topic, dt.key, value, dt.timestamp_ms, dt.sequence))
     return messages
