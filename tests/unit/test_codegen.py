@@ -12,7 +12,7 @@ import jinja2
 import pytest
 import yaml
 
-from cdc_lakehouse.codegen import cli
+from cdc_lakehouse.codegen import cli, gold_tables
 from cdc_lakehouse.codegen.gold_tables import (
     SchemaVersion,
     SelectionError,
@@ -22,6 +22,7 @@ from cdc_lakehouse.codegen.gold_tables import (
     plan_models,
     plan_writes,
     select_models,
+    sql_literal,
 )
 from cdc_lakehouse.codegen.type_mapping import parse_seed_rows, parse_source_type, resolve
 
@@ -383,3 +384,218 @@ def test_bad_arguments_stop_with_a_message(capsys):
     with pytest.raises(SystemExit) as exited:
         cli.main([])
     assert exited.value.code == 2
+
+
+LOG_CALL = '{{ log("HOSTILE", info=true) }}'
+HOSTILE_NAMES = [
+    LOG_CALL,
+    '{% do run_query("create table pwned as select 1") %}t',
+    "c$}{%",
+    "{# unclosed",
+    "#}",
+    "{% raw %}{% endraw %}" + LOG_CALL,
+    "{%- endraw -%}" + LOG_CALL + "{%- raw -%}",
+    "${spark.app.name}",
+    "it's",
+    "back\\slash\\",
+    "back`tick",
+    '"double"',
+    "'; drop table t; --",
+    "*/ -- /*",
+    "new\nline\r\n",
+    "nul\x00",
+    "esc\x1b[31m",
+    "\u2028\x85\ufeff\u202e",
+    "\ud800 lone surrogate",
+    "中文 😀",
+    "ON",
+    "yes",
+    "null",
+    "x" * 1000,
+]
+
+
+class _Refused(Exception):
+    pass
+
+
+def _render_like_dbt(sql: str) -> tuple[str, list[str]]:
+    """``sql`` rendered by a Jinja environment like dbt's, with the generator's macros stubbed;
+    returns the text and the row_bucket arguments. Any other call (log, run_query, ...)
+    raises :class:`_Refused`."""
+
+    def refuse(*_args, **_kwargs):
+        raise _Refused
+
+    buckets: list[str] = []
+
+    def row_bucket(literals: str) -> str:
+        buckets.append(literals)
+        return "bucket"
+
+    class Context(dict):
+        def __missing__(self, key):
+            return refuse
+
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, extensions=["jinja2.ext.do"])
+    context = Context(
+        ref=lambda name: name,
+        current_versions=lambda *args, **kwargs: "rows",
+        row_bucket=row_bucket,
+    )
+    return env.from_string(sql).render(context), buckets
+
+
+def test_hostile_names_are_inert_in_every_generated_file(mappings):
+    """Names are data: whatever a message names its table and columns (and declares as their
+    types), the files hold no Jinja of theirs, dbt's Jinja renders the model with the
+    generator's macros alone, the yml loads with every description as it is, and each name
+    reaches the SQL as one string literal."""
+    columns = {"id": "LONG", **{name: "STRING" for name in HOSTILE_NAMES}, "odd": LOG_CALL}
+    hostile = [
+        table(
+            "dataworks_json",
+            database,
+            name,
+            version(columns, keys=["id", "ON", "yes", "null"], number=LOG_CALL),
+            schema=LOG_CALL,
+        )
+        for database, name in ((LOG_CALL, HOSTILE_NAMES[1]), ("db", "x" * 300))
+    ]
+    benign = files_for(DATAWORKS, mappings=mappings)["dataworks/dataworks__shop__orders.sql"]
+    files = files_for(*hostile, mappings=mappings)
+    (model, _long) = plan_models(hostile, mappings)
+    for path, text in files.items():
+        text.encode("utf-8")  # no lone surrogate: the file can be written
+        if path.endswith(".sql"):
+            # the braces of the file are the template's own: the same as a benign model's
+            assert (text.count("{"), text.count("}")) == (benign.count("{"), benign.count("}"))
+            # log() or run_query() would raise _Refused; the names pass through as they are
+            rendered, buckets = _render_like_dbt(text)
+            assert len(buckets) == 1
+            assert [line for line in rendered.splitlines() if "row_values[" in line] == [
+                line for line in text.splitlines() if "row_values[" in line
+            ]
+        else:
+            # its only braces: the contracts' flow mappings
+            braces = [line for line in text.splitlines() if "{" in line or "}" in line]
+            assert braces == ["      contract: {enforced: true}"] * 2, path
+    sql = files[model.path]
+    for column in model.columns:
+        assert f"row_values[{sql_literal(column.source_name)}]" in sql
+        assert "\n" not in sql_literal(column.source_name)
+    # the yml: names as YAML strings, descriptions as shown() gives them (no Jinja left)
+    (doc,) = [
+        m
+        for m in yaml.safe_load(files["dataworks/_dataworks__models.yml"])["models"]
+        if m["name"] == model.name
+    ]
+    described = {c["name"]: c["description"] for c in doc["columns"]}
+    for column in model.columns:
+        shown = gold_tables.shown(column.source_name)
+        assert described[column.name].startswith(f"Source column {shown}: ")
+        assert isinstance(column.name, str) and len(column.name) <= 130
+    check = doc["data_tests"][0]["column_checks"]["arguments"]
+    assert check["not_null"][:4] == ["id", "on", "yes", "null"]
+    assert check["unique"] == [["id", "on", "yes", "null"]]
+    assert gold_tables.shown(LOG_CALL) in doc["description"]
+
+
+def test_literals_and_shown_text_are_one_printable_line_without_braces():
+    assert sql_literal("a\nb{\\'\U000e0041 😀") == "'a\\u000ab\\u007b\\\\\\'\\udb40\\udc41 😀'"
+    assert sql_literal("shop.orders") == "'shop.orders'"
+    shown = gold_tables.shown
+    for name in HOSTILE_NAMES:
+        for text in (sql_literal(name), shown(name)):
+            assert text.isprintable() and "{" not in text and "}" not in text
+    assert shown("shop.orders") == "shop.orders"
+    assert shown("a\nb{") == "a\\u000ab\\u007b"
+    assert shown("\U000e0041 😀") == "\\U000e0041 😀"
+    for word in ("on", "yes", "null", "true", "off"):
+        assert yaml.safe_load(word) != word  # why such column names are quoted in the yml
+
+
+def test_long_names_become_files_of_bounded_names(tmp_path, mappings):
+    """A 300-character table name (and a 1,000-character column) gets its model, under a name
+    cut to 180 characters that ends in a hash of the table's identity: two tables whose long
+    names share their start get two models."""
+    long_a = table(
+        "dataworks_json", "db", "a" * 300 + "1", version({"id": "LONG", "c" * 1000: "LONG"})
+    )
+    long_b = table("dataworks_json", "db", "a" * 300 + "2", version({"id": "LONG"}))
+    out = tmp_path / "tables"
+    assert cli.refresh([long_a, long_b], mappings, out, stdout=io.StringIO()) == 0
+    names = sorted(p.name for p in (out / "dataworks").iterdir())
+    assert len(names) == 3 and names[0] == "_dataworks__models.yml"
+    for name in names[1:]:
+        assert name.startswith("dataworks__db__aaaa") and len(name) == 180 + len(".sql")
+    models = plan_models([long_a, long_b], mappings)
+    assert len({m.name for m in models}) == 2
+    assert [len(c.name) for c in models[0].columns] == [2, 128]
+
+
+def _refresh_through_main(monkeypatch, tables, mappings, out) -> int:
+    """cli.main on ``tables`` instead of the lake's silver (no Spark)."""
+    import cdc_lakehouse.spark_session
+    from cdc_lakehouse.codegen import silver
+
+    monkeypatch.setattr(cdc_lakehouse.spark_session, "get_spark", lambda: None)
+    monkeypatch.setattr(silver, "read_tables", lambda _spark: tables)
+    monkeypatch.setattr(silver, "read_mappings", lambda _spark: mappings)
+    return cli.main(["gold-tables", "--out", str(out)])
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): (p.read_text() if p.is_file() else "<dir>")
+        for p in sorted(root.rglob("*"))
+    }
+
+
+def test_a_file_that_cannot_be_written_stops_with_one_line_and_writes_nothing(
+    tmp_path, mappings, monkeypatch, capsys
+):
+    out = tmp_path / "tables"
+    other = table("dataworks_json", "shop", "users", version({"id": "LONG"}, keys=["id"]))
+    assert _refresh_through_main(monkeypatch, [DATAWORKS], mappings, out) == 0
+    # a new table whose file the system refuses (a folder in its place), and a change of the
+    # folder's yml: neither is written
+    (out / "dataworks" / "dataworks__shop__users.sql").mkdir()
+    before = _tree(out)
+    capsys.readouterr()
+    assert _refresh_through_main(monkeypatch, [DATAWORKS, other], mappings, out) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"error: cannot write {out / 'dataworks' / 'dataworks__shop__users.sql'}")
+    assert "nothing was written" in err
+    assert _tree(out) == before
+    # a folder that cannot be made (a file in its place): nothing either, one line
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    (fresh / "qlik_json").write_text("not a folder\n")
+    assert _refresh_through_main(monkeypatch, [DATAWORKS, QLIK], mappings, fresh) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    assert _tree(fresh) == {"qlik_json": "not a folder\n"}
+
+
+def test_too_wide_tables_get_no_model_and_a_notice(tmp_path, mappings):
+    """A table of more than 4,096 columns gets no model and one line saying so; the other
+    tables are generated, one of 4,096 columns included."""
+    wide = table("dataworks_json", "db", "wide", version({f"c{i}": "LONG" for i in range(4097)}))
+    widest = table("dataworks_json", "db", "ok", version({f"c{i}": "LONG" for i in range(4096)}))
+    out = tmp_path / "tables"
+    report = io.StringIO()
+    assert cli.refresh([wide, widest, DATAWORKS], mappings, out, stdout=report) == 0
+    assert sorted(p.name for p in (out / "dataworks").iterdir()) == [
+        "_dataworks__models.yml",
+        "dataworks__db__ok.sql",
+        "dataworks__shop__orders.sql",
+    ]
+    lines = report.getvalue().splitlines()
+    assert [line for line in lines if line.startswith("skipped")] == [
+        "skipped   db.wide: 4,097 columns, more than the 4,096 of a typed model: no typed model "
+        "(its rows are in gold.current_rows)"
+    ]
+    assert lines[-1] == "3 table(s) (1 skipped): 3 file(s) written, 0 unchanged"
+    yml = yaml.safe_load((out / "dataworks" / "_dataworks__models.yml").read_text())
+    assert [m["name"] for m in yml["models"]] == ["dataworks__db__ok", "dataworks__shop__orders"]

@@ -17,31 +17,48 @@ first; the Derby metastore admits one process at a time), and writes per source 
   (its checksum no longer matches) or written by hand (no generated header) is left alone and
   reported, unless ``--force``. Files of tables no longer in silver are not deleted.
 - ``--check`` writes nothing and exits 1 when a refresh would create or change a file (CI).
+- A refresh writes all its files or none (:func:`write_files`): a file the system refuses
+  stops the command with one line naming it, and the files are as they were.
 
 Exit codes: 0 done / no drift, 1 drift found by ``--check``, 2 bad arguments, an empty silver,
-or a missing table.
+a missing table, or a file that cannot be written.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
 from cdc_lakehouse.codegen.gold_tables import (
+    FileAction,
     SelectionError,
     SilverTable,
     generate_files,
     plan_models,
     plan_writes,
     select_models,
+    shown,
 )
 from cdc_lakehouse.codegen.type_mapping import TypeMapping
 from cdc_lakehouse.registry import FORMATS
 
 DEFAULT_OUT = Path("models") / "gold" / "tables"
+NAME_MAX_BYTES = 255
+"""Bytes of one file name at most (Linux file systems, APFS, NTFS)."""
+STAGING_PREFIX = ".gold-tables-staging-"
+"""Name start of the directory under ``--out`` where a refresh writes its files first; they end
+in ``.partial`` there, which dbt does not read (a killed refresh leaves nothing dbt parses)."""
+
+
+class WriteError(OSError):
+    """A generated file that cannot be written; nothing was written."""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -113,29 +130,35 @@ def refresh(
     stdout: TextIO = sys.stdout,
 ) -> int:
     """Generate the selected tables' files into ``out`` (or only compare with ``check``);
-    return the exit code (see module doc). Raises :class:`SelectionError` for a selection that
-    names nothing or an empty silver."""
+    return the exit code (see module doc).
+
+    Raises:
+        SelectionError: a selection that names nothing, or an empty silver.
+        WriteError: a file cannot be written (:func:`write_files`: then none is).
+    """
     models = plan_models(tables, mappings)
     selected = select_models(models, formats, table_names)
     existing = existing_files(out)
     actions = plan_writes(generate_files(models, selected, existing), existing, force=force)
     drift = [a for a in actions if a.writes]
+    if not check:
+        write_files(out, drift, existing)
     for action in actions:
-        shown = out / action.path
+        where = out / action.path
         if action.status == "kept_edited":
-            print(f"kept      {shown} (edited by hand; --force overwrites it)", file=stdout)
+            print(f"kept      {where} (edited by hand; --force overwrites it)", file=stdout)
         elif action.status == "kept_manual":
-            print(f"kept      {shown} (no generated header; --force overwrites it)", file=stdout)
+            print(f"kept      {where} (no generated header; --force overwrites it)", file=stdout)
         elif action.writes:
             verb = "would " + action.status if check else action.status
-            print(f"{verb:<9} {shown}", file=stdout)
-            if not check:
-                shown.parent.mkdir(parents=True, exist_ok=True)
-                shown.write_text(action.text, encoding="utf-8")
+            print(f"{verb:<9} {where}", file=stdout)
+    skipped = [m for m in selected if m.skipped is not None]
+    for model in skipped:
+        print(f"skipped   {shown(model.table.qualified_name)}: {model.skipped}", file=stdout)
     unchanged = sum(a.status == "unchanged" for a in actions)
     print(
-        f"{len(selected)} table(s): {len(drift)} file(s) {'differ' if check else 'written'}, "
-        f"{unchanged} unchanged",
+        f"{len(selected)} table(s){f' ({len(skipped)} skipped)' if skipped else ''}: "
+        f"{len(drift)} file(s) {'differ' if check else 'written'}, {unchanged} unchanged",
         file=stdout,
     )
     return 1 if check and drift else 0
@@ -164,6 +187,95 @@ def main(argv: list[str] | None = None) -> int:
             check=args.check,
             force=args.force,
         )
-    except SelectionError as exc:
+    except (SelectionError, WriteError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+
+
+def write_files(
+    out: Path, actions: Sequence[FileAction], existing: Mapping[str, str] | None = None
+) -> None:
+    """Write the texts of ``actions`` (paths relative to ``out``), all of them or none.
+
+    A path part of more than :data:`NAME_MAX_BYTES` bytes stops it before it writes. Every
+    text is then written under a staging directory in ``out`` (same file system), as
+    ``<its path>.partial``: the same folders and a longer name, so a name or folder the system
+    refuses (too long, a file where a folder belongs, no permission, a full disk) fails there,
+    before any file of ``out`` changes. Then each file is moved into place (a rename); should
+    one move fail (a folder where the file belongs), the files already moved get back their
+    text of ``existing`` (path -> text before the refresh; absent = no file) or are removed.
+    Folders the refresh created are removed again on a failure.
+
+    Raises:
+        WriteError: one line naming the file that cannot be written and why; the files under
+            ``out`` are as they were.
+    """
+    if not actions:
+        return
+    before = dict(existing or {})
+    for action in actions:
+        for part in Path(action.path).parts:
+            size = len(part.encode("utf-8", "surrogatepass"))
+            if size > NAME_MAX_BYTES:
+                raise WriteError(
+                    f"cannot write {out / action.path}: its name {part[:40]}... is {size} "
+                    f"bytes, a file name holds {NAME_MAX_BYTES}; nothing was written"
+                )
+    created: list[Path] = []  # folders this refresh made, deepest last
+    moved: list[str] = []
+    staging: Path | None = None
+    current = out
+    try:
+        _make_dirs(out, created)
+        staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
+        for action in actions:
+            current = out / action.path
+            staged = staging / f"{action.path}.partial"
+            staged.parent.mkdir(parents=True, exist_ok=True)
+            staged.write_text(action.text, encoding="utf-8")
+        for action in actions:
+            current = out / action.path
+            _make_dirs(current.parent, created)
+            os.replace(staging / f"{action.path}.partial", current)
+            moved.append(action.path)
+    except OSError as exc:
+        _undo(out, moved, before, staging, created)
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise WriteError(f"cannot write {current}: {reason}; nothing was written") from exc
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def _undo(
+    out: Path,
+    moved: list[str],
+    before: Mapping[str, str],
+    staging: Path | None,
+    created: list[Path],
+) -> None:
+    """Put back what a failed :func:`write_files` changed: the moved files' old texts (or no
+    file), no staging directory, none of the folders it created."""
+    for path in reversed(moved):
+        target = out / path
+        with contextlib.suppress(OSError):
+            if path in before:
+                target.write_text(before[path], encoding="utf-8")
+            else:
+                target.unlink(missing_ok=True)
+    if staging is not None:
+        shutil.rmtree(staging, ignore_errors=True)
+    for folder in reversed(created):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+def _make_dirs(folder: Path, created: list[Path]) -> None:
+    """``folder`` and its missing parents (like ``mkdir -p``), each one made appended to
+    ``created`` (parents first)."""
+    missing = []
+    for candidate in (folder, *folder.parents):
+        if candidate.is_dir():
+            break
+        missing.append(candidate)
+    for candidate in reversed(missing):
+        candidate.mkdir()
+        created.append(candidate)

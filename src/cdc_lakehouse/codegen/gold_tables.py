@@ -29,6 +29,14 @@ Per table (:func:`plan_model`):
   manifest's ``gold_folder``, :mod:`cdc_lakehouse.formats`); the model
   file is ``<folder>/<model>.sql`` and every folder has ``<folder>/_<folder>__models.yml``.
 
+Names are data (a message may name its table and columns anything): model, file and column
+names are :func:`identifier` texts cut to :data:`MAX_MODEL_NAME` / :data:`MAX_COLUMN_NAME`
+(:func:`bounded`); a source name reaches the SQL only as a string literal
+(:func:`sql_literal`), and comments and descriptions show it through :func:`shown`: no brace,
+line break or other non-printable character of a name is written as it is, so nothing of a
+name is Jinja, SQL or YAML markup. A table of more than :data:`MAX_TYPED_COLUMNS` columns gets
+no model (:attr:`TableModel.skipped`).
+
 Generated files start with a header line holding :data:`MARKER` and a checksum of the rest of
 the file (:func:`with_header`). :func:`file_state` tells a pristine generated file from one
 edited by hand (checksum mismatch) or written by hand (no header); :func:`plan_writes` only
@@ -69,9 +77,27 @@ METADATA_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ),
     ("last_event_time", "timestamp", "Event time of that change at the source (UTC)."),
 )
+MAX_MODEL_NAME = 180
+"""Characters of a model name at most (longer names are cut, :func:`bounded`; a clash adds
+``_2``): the model's file ``<name>.sql``, its test's compiled file
+``column_checks_<name>.sql`` and the view's name in the metastore (256) stay within the 255
+bytes a file name holds."""
+MAX_TYPED_COLUMNS = 4096
+"""Columns of a source table at most for a typed model (MySQL's limit per table; Oracle's
+extended one): dbt parses every column entry of the yml on every command (about 0.5 ms a
+column; a table of 100,000 columns added minutes to each), so a wider table gets no typed
+model, and the command says so (README "Typed gold per source table")."""
+MAX_COLUMN_NAME = 128
+"""Characters of an output column name at most (longer names are cut, :func:`bounded`): the
+longest column names of the source databases (Oracle, SQL Server: 128)."""
 _CHECKSUM = re.compile(r"checksum ([0-9a-f]{16})")
 _SQL_DECIMAL = re.compile(r"\bdecimal\((\d+),(-?\d+)\)")
 _NON_IDENT = re.compile(r"[^a-z0-9]+")
+_PLAIN_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+# the characters sql_literal / shown may have to escape (the other ones are printable ASCII)
+_ESCAPED_IN_SQL = re.compile(r"[^\x20-\x7e]|[\\'{}]")
+_ESCAPED_IN_TEXT = re.compile(r"[^\x20-\x7e]|[\\{}]")
+_YAML_WORDS = frozenset({"y", "n", "yes", "no", "true", "false", "on", "off", "null"})
 
 
 class SelectionError(ValueError):
@@ -134,6 +160,8 @@ class TableModel:
     key_columns: tuple[str, ...] = ()
     schema_version: str | None = None
     notes: tuple[str, ...] = field(default=())
+    skipped: str | None = None
+    """Why the table gets no typed model (None: it gets one); then ``columns`` is empty."""
 
     @property
     def path(self) -> str:
@@ -158,10 +186,21 @@ class FileAction:
 
 
 def identifier(text: str) -> str:
-    """Lowercase snake case of ``text`` (runs of other characters -> ``_``); never empty and
-    never starting with a digit."""
+    """Lowercase snake case of ``text`` (runs of other characters than ASCII ``a-z0-9`` ->
+    ``_``); never empty and never starting with a digit. Any text gives ``[a-z0-9_]+``: a name
+    that is safe as a file name, a Spark identifier and a YAML key."""
     ident = _NON_IDENT.sub("_", text.lower()).strip("_") or "column"
     return f"c_{ident}" if ident[0].isdigit() else ident
+
+
+def bounded(name: str, limit: int, seed: str) -> str:
+    """``name`` if it has at most ``limit`` characters, else its first ``limit - 11``
+    characters, ``_`` and 10 hex digits of the SHA-256 of ``seed`` (what the name stands for,
+    so two long names that share their start still differ): at most ``limit`` characters."""
+    if len(name) <= limit:
+        return name
+    digest = hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{name[: limit - 11].rstrip('_')}_{digest}"
 
 
 def folder_of(source_format: str) -> str:
@@ -170,9 +209,11 @@ def folder_of(source_format: str) -> str:
 
 
 def base_model_name(table: SilverTable) -> str:
-    """``<folder>__<database>__<schema>__<table>`` before de-duplication."""
+    """``<folder>__<database>__<schema>__<table>`` before de-duplication, at most
+    :data:`MAX_MODEL_NAME` characters (:func:`bounded`)."""
     parts = (table.source_database, table.source_schema, table.source_table)
-    return "__".join([folder_of(table.source_format), *(identifier(p) for p in parts if p)])
+    name = "__".join([folder_of(table.source_format), *(identifier(p) for p in parts if p)])
+    return bounded(name, MAX_MODEL_NAME, json.dumps(_identity(table)))
 
 
 def _unique(name: str, taken: set[str]) -> str:
@@ -245,6 +286,18 @@ def plan_model(
 
     families = sorted({f for *_, f in declared if f is not None})
     family = ", ".join(families) if families else family_of(latest)
+    if len(declared) > MAX_TYPED_COLUMNS:
+        return TableModel(
+            table=table,
+            folder=folder_of(table.source_format),
+            name=name,
+            family=family,
+            columns=(),
+            skipped=(
+                f"{len(declared):,} columns, more than the {MAX_TYPED_COLUMNS:,} of a typed model: "
+                "no typed model (its rows are in gold.current_rows)"
+            ),
+        )
     format_declares = FORMAT_FAMILIES.get(table.source_format) is not None
     taken = {meta for meta, _, _ in METADATA_COLUMNS}
     columns = []
@@ -259,7 +312,7 @@ def plan_model(
             resolved = ResolvedType(resolved.spark_type, resolved.expression, reason)
         columns.append(
             TypedColumn(
-                name=_unique(identifier(source_name), taken),
+                name=_unique(bounded(identifier(source_name), MAX_COLUMN_NAME, source_name), taken),
                 source_name=source_name,
                 source_type=source_type,
                 resolved=resolved,
@@ -345,9 +398,63 @@ def _table_names(model: TableModel) -> set[str]:
     return {n.lower() for n in names}
 
 
+def _utf16_units(char: str) -> list[int]:
+    """The UTF-16 code units of one character (two for a character above U+FFFF; a lone
+    surrogate is its own unit)."""
+    code = ord(char)
+    if code < 0x10000:
+        return [code]
+    code -= 0x10000
+    return [0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)]
+
+
+def _inert_char(char: str) -> bool:
+    """True for a character generated files hold as it is: printable (Python's
+    :meth:`str.isprintable`, the space included: no control, format, separator, surrogate,
+    private-use or unassigned character) and not a brace, which Jinja reads as markup."""
+    return char.isprintable() and char not in "{}"
+
+
 def sql_literal(text: str) -> str:
-    """A Spark SQL string literal of ``text`` (backslash and single quote escaped)."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    """A Spark SQL string literal of ``text``: backslash and single quote escaped, every
+    character that is not :func:`_inert_char` (braces, newlines, NUL, ...) written as Spark's
+    ``\\uXXXX`` escape (a UTF-16 unit; two for a character above U+FFFF).
+
+    The literal reads back as ``text`` exactly, holds no line break, and no ``{`` or ``}``:
+    dbt's Jinja finds no markup in it, and Spark's variable substitution (``${name}``, which
+    it applies to the SQL text before parsing) finds no ``${``."""
+    return "'" + _ESCAPED_IN_SQL.sub(_sql_escape, text) + "'"
+
+
+def _sql_escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in "\\'":
+        return "\\" + char
+    if _inert_char(char):
+        return char
+    return "".join(f"\\u{unit:04x}" for unit in _utf16_units(char))
+
+
+def shown(text: str) -> str:
+    """``text`` as comments, descriptions and messages show it: backslash doubled, every
+    character that is not :func:`_inert_char` written as ``\\uXXXX`` (``\\UXXXXXXXX`` above
+    U+FFFF), the rest as it is (``{{ x }}`` -> ``\\u007b\\u007b x \\u007d\\u007d``,
+    ``a<newline>b`` -> ``a\\u000ab``; ``shop.orders`` unchanged).
+
+    The result is one line of printable characters without ``{`` or ``}``: inside a Jinja
+    comment it cannot end the comment (``#}``), in a dbt description it is no template (dbt
+    renders descriptions with Jinja), in YAML it needs no escape but ``"`` and ``\\``, on a
+    terminal it moves nothing."""
+    return _ESCAPED_IN_TEXT.sub(_text_escape, text)
+
+
+def _text_escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if char == "\\":
+        return "\\\\"
+    if _inert_char(char):
+        return char
+    return f"\\U{ord(char):08x}" if ord(char) > 0xFFFF else f"\\u{ord(char):04x}"
 
 
 def _identity_values(table: SilverTable) -> list[tuple[str, str]]:
@@ -385,11 +492,6 @@ def _jinja_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _jinja_safe(text: str) -> str:
-    """``text`` for a Jinja comment: no comment end, no Jinja delimiters."""
-    return text.replace("#}", "# }").replace("{{", "{ {").replace("{%", "{ %").replace("{#", "{ #")
-
-
 def sql_style(expression: str) -> str:
     """``expression`` as the project's SQL style writes it (``.sqlfluff``, rule LT01): a space
     after the comma of a decimal type, ``decimal(20, 0)``. The type itself (the yml's
@@ -416,7 +518,7 @@ def render_model_sql(model: TableModel) -> str:
     where = _identity_condition(table)
     lines = [
         "{#",
-        *(f"    {_jinja_safe(line)}" for line in _wrap(about, 92)),
+        *(f"    {line}" for line in _wrap([shown(p) for p in about], 92)),
         "#}",
         "",
         "with",
@@ -511,7 +613,17 @@ def _model_description(model: TableModel) -> str:
 
 
 def _q(text: str) -> str:
+    """A YAML double-quoted scalar of ``text`` (JSON's quoting, which YAML reads: exact for the
+    printable text of :func:`shown`)."""
     return json.dumps(text, ensure_ascii=False)
+
+
+def _yaml_name(name: str) -> str:
+    """An output column name as a YAML scalar: plain, or quoted when YAML would read it as
+    something else than that text (``on``, ``yes``, ``null``: YAML 1.1 booleans and null, as
+    dbt's PyYAML reads them; ``y`` and ``n`` too, which the YAML 1.1 spec lists)."""
+    plain = _PLAIN_NAME.fullmatch(name) is not None and name not in _YAML_WORDS
+    return name if plain else _q(name)
 
 
 def render_folder_yml(folder: str, models: Sequence[TableModel]) -> str:
@@ -523,7 +635,7 @@ def render_folder_yml(folder: str, models: Sequence[TableModel]) -> str:
         # (the Spark type of its mapping) before it changes the view
         lines += [
             f"  - name: {model.name}",
-            f"    description: {_q(_model_description(model))}",
+            f"    description: {_q(shown(_model_description(model)))}",
             "    config:",
             "      access: public",
             "      contract: {enforced: true}",
@@ -531,8 +643,8 @@ def render_folder_yml(folder: str, models: Sequence[TableModel]) -> str:
         ]
         for column in model.columns:
             lines += [
-                f"      - name: {column.name}",
-                f"        description: {_q(_column_description(column))}",
+                f"      - name: {_yaml_name(column.name)}",
+                f"        description: {_q(shown(_column_description(column)))}",
                 f"        data_type: {column.resolved.spark_type}",
             ]
         for meta, spark_type, description in METADATA_COLUMNS:
@@ -551,12 +663,12 @@ def render_folder_yml(folder: str, models: Sequence[TableModel]) -> str:
             "      - column_checks:",
             f"          name: column_checks_{model.name}",
             "          arguments:",
-            f"            not_null: [{', '.join(not_null)}]",
+            f"            not_null: [{', '.join(map(_yaml_name, not_null))}]",
         ]
         if model.key_columns:
             lines += [
                 "            unique:",
-                f"              - [{', '.join(model.key_columns)}]",
+                f"              - [{', '.join(map(_yaml_name, model.key_columns))}]",
             ]
     lines.append("")
     return with_header("\n".join(lines), "yml")
@@ -575,14 +687,18 @@ def generate_files(
     """The files a refresh of ``selected`` produces: path (relative to the output directory)
     -> text. Each selected model's ``.sql``, and the ``.yml`` of each folder holding a selected
     model, documenting the folder's selected models plus the models of ``models`` whose file
-    is already in ``existing_paths`` (so refreshing one table keeps the others' docs)."""
+    is already in ``existing_paths`` (so refreshing one table keeps the others' docs). A
+    :attr:`TableModel.skipped` model has no file and no entry."""
     existing = set(existing_paths)
     out: dict[str, str] = {}
     folders: dict[str, list[TableModel]] = {}
     for model in selected:
-        out[model.path] = render_model_sql(model)
-        folders.setdefault(model.folder, [])
+        if model.skipped is None:
+            out[model.path] = render_model_sql(model)
+            folders.setdefault(model.folder, [])
     for model in models:
+        if model.skipped is not None:
+            continue
         if model.folder in folders and (model in selected or model.path in existing):
             folders[model.folder].append(model)
     for folder, members in sorted(folders.items()):
