@@ -56,6 +56,7 @@ from cdc_lakehouse.kafka.broker import LocalBroker, free_port
 from cdc_lakehouse.kafka.produce import create_topics
 from cdc_lakehouse.metastore_server import MetastoreServer, export_lines, server_for
 from cdc_lakehouse.settings import ConfigError
+from cdc_lakehouse.spark_session import check_spark_settings
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 """The dbt project (the repository root: ``dbt_project.yml``, ``profiles.yml``)."""
@@ -603,6 +604,7 @@ def main(argv: list[str] | None = None) -> int:
             if not getattr(args, name) > 0:
                 print(f"error: --{name.replace('_', '-')} must be > 0", file=sys.stderr)
                 return 2
+        check_spark_settings()  # the processes' settings, before the metastore starts
         return run(
             LiveOptions(
                 lake=args.lake,
