@@ -19,7 +19,10 @@ LIVE_LAKE ?= lake-live
 LIVE_ARGS ?=
 CI_LAKE ?= lake-ci
 CI_DUMP ?= $(SAMPLE_DUMP)
-METASTORE_DIR ?= $(or $(CDC_LAKE_DIR),lake)/metastore_pg
+# empty: the server directory $$CDC_LAKE_DIR/metastore_pg, its cluster (as root) under
+# /var/lib/cdc-metastore; set: everything, the cluster included, in $(METASTORE_DIR)
+METASTORE_DIR ?=
+METASTORE_DIR_ARG = $(if $(METASTORE_DIR),--dir $(METASTORE_DIR))
 DOCS_PORT ?= 8000
 DOCS_ARGS ?=
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
@@ -132,8 +135,10 @@ conventions: install
 maintenance: install
 	$(BIN)/python -m cdc_lakehouse.maintenance $(MAINTENANCE_ARGS)
 
+# the metastore server of ./lake stopped and its cluster (outside the lake, as root) removed
 clean:
 	[ ! -x $(BIN)/python ] || $(BIN)/python -m cdc_lakehouse.cluster stop
+	[ ! -x $(BIN)/python ] || CDC_LAKE_DIR=lake $(BIN)/python -m cdc_lakehouse.metastore_server remove
 	rm -rf lake target logs
 
 ## spark-cluster: a Spark standalone master and 2 workers (1 core, 2g each) from the pyspark
@@ -184,12 +189,14 @@ chromium-packages:
 			apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
 ## metastore: a PostgreSQL-backed Hive metastore for the lake (shared by ingest, dbt, readers);
-## prints the export lines, also written to $(METASTORE_DIR)/metastore.env: source that file
+## prints the export lines, also written to $$CDC_LAKE_DIR/metastore_pg/metastore.env (or
+## $(METASTORE_DIR)/metastore.env): source that file. As root the cluster lives in
+## /var/lib/cdc-metastore/<lake name>-<hash>, owned by the system user cdc-metastore
 metastore: install postgresql-packages
-	$(BIN)/python -m cdc_lakehouse.metastore_server start --dir $(METASTORE_DIR)
+	$(BIN)/python -m cdc_lakehouse.metastore_server start $(METASTORE_DIR_ARG)
 
 metastore-stop: install
-	$(BIN)/python -m cdc_lakehouse.metastore_server stop --dir $(METASTORE_DIR)
+	$(BIN)/python -m cdc_lakehouse.metastore_server stop $(METASTORE_DIR_ARG)
 
 ## demo-live: broker + live stream + continuous ingest + a dbt build every minute + a reader of
 ## gold, on a shared metastore in $(LIVE_LAKE) (emptied first); checks gold against the oracle

@@ -8,11 +8,14 @@ Format (contract of ``docs/architecture.md``): one Kafka record per line, a JSON
 - ``key`` / ``value``: UTF-8 text (stored as its UTF-8 bytes). Binary records use
   ``key_base64`` / ``value_base64`` (standard base64) instead; giving both forms is an error.
   A missing key / value is ``null``.
-- ``timestamp``: epoch milliseconds (UTC), default 0. ``timestampType``: Kafka's timestamp type,
-  0 (CreateTime, the default) or 1 (LogAppendTime).
-- ``partition``: default 0. ``offset``: default "line order": the record's position among the
-  records of the same topic-partition in the whole dump (files in sorted path order, then line
-  order, counting every line of that topic-partition), starting at 0.
+- ``timestamp``: epoch milliseconds (UTC), default 0, within +-9,223,372,036,854,775 (a
+  Spark timestamp: 64-bit microseconds). ``timestampType``: Kafka's timestamp type, 0
+  (CreateTime, the default) or 1 (LogAppendTime).
+- ``partition``: default 0, at most 2,147,483,647 (Kafka's 32-bit partition). ``offset``: at
+  most 9,223,372,036,854,775,807 (Kafka's 64-bit signed offset); default "line order": the
+  record's position among the records of the same topic-partition in the whole dump (files in
+  sorted path order, then line order, counting every line of that topic-partition), starting
+  at 0.
 - ``headers`` (optional): a list of ``{"key": str, "value": str | null}`` or
   ``{"key": str, "value_base64": str}``, order kept.
 - Blank lines are ignored; any other field name is an error (it is most likely a typo).
@@ -82,6 +85,14 @@ ALLOWED_FIELDS = frozenset(
 )
 
 REGISTRY_FIX = "add a row to seeds/cdc_topics.csv or remove the records"
+
+MAX_PARTITION = 2**31 - 1
+"""The highest Kafka partition (a 32-bit signed integer; bronze's ``partition`` is ``int``)."""
+MAX_OFFSET = 2**63 - 1
+"""The highest Kafka offset (a 64-bit signed integer; bronze's ``offset`` is ``bigint``)."""
+MAX_TIMESTAMP_MS = (2**63 - 1) // 1000
+"""The largest ``timestamp`` magnitude, epoch ms: bronze's ``timestamp`` holds microseconds in
+64 bits."""
 
 
 class DumpError(ConfigError):
@@ -157,15 +168,40 @@ def _fail(where: str, message: str) -> DumpError:
     return DumpError(f"{where}: {message}")
 
 
-def _int_field(obj: Mapping[str, Any], name: str, where: str, *, minimum: int | None) -> int | None:
+def _int_field(
+    obj: Mapping[str, Any],
+    name: str,
+    where: str,
+    *,
+    minimum: int,
+    maximum: int | None = None,
+    kind: str = "",
+) -> int | None:
+    """The integer field ``name`` of ``obj`` (``None`` when absent), within ``minimum`` and
+    ``maximum`` (``None``: unbounded); ``kind`` says what the bounds are in the message (e.g.
+    "a Kafka offset is a 64-bit signed integer").
+
+    Raises:
+        DumpError: not an integer, or out of bounds (one line: ``file:line``, the field, the
+            bounds, the value cut to 40 digits).
+    """
     if name not in obj:
         return None
     value = obj[name]
     if isinstance(value, bool) or not isinstance(value, int):
-        raise _fail(where, f"{name!r} must be an integer, got {json.dumps(value)}.")
-    if minimum is not None and value < minimum:
-        raise _fail(where, f"{name!r} must be >= {minimum}, got {value}.")
+        raise _fail(where, f"{name!r} must be an integer, got {json.dumps(value)[:60]}.")
+    if value < minimum:
+        raise _fail(where, f"{name!r} must be >= {minimum}, got {_digits(value)}.")
+    if maximum is not None and value > maximum:
+        raise _fail(where, f"{name!r} must be at most {maximum} ({kind}), got {_digits(value)}.")
     return value
+
+
+def _digits(value: int) -> str:
+    """``value`` in decimal, cut to its first 40 digits (``...`` and the digit count after)."""
+    text = str(value)
+    digits = len(text.lstrip("-"))
+    return text if digits <= 40 else f"{text[:40]}... ({digits} digits)"
 
 
 def _bytes_field(obj: Mapping[str, Any], name: str, where: str) -> bytes | None:
@@ -244,9 +280,18 @@ def parse_line(text: str, where: str) -> DumpLine:
     if not isinstance(topic, str) or not topic:
         got = "missing" if "topic" not in obj else json.dumps(topic)[:60]
         raise _fail(where, f"'topic' must be a non-empty string ({got}).")
-    partition = _int_field(obj, "partition", where, minimum=0)
-    offset = _int_field(obj, "offset", where, minimum=0)
-    timestamp = _int_field(obj, "timestamp", where, minimum=None)
+    partition = _int_field(
+        obj, "partition", where, minimum=0, maximum=MAX_PARTITION,
+        kind="a Kafka partition is a 32-bit signed integer",
+    )  # fmt: skip
+    offset = _int_field(
+        obj, "offset", where, minimum=0, maximum=MAX_OFFSET,
+        kind="a Kafka offset is a 64-bit signed integer",
+    )  # fmt: skip
+    timestamp = _int_field(
+        obj, "timestamp", where, minimum=-MAX_TIMESTAMP_MS, maximum=MAX_TIMESTAMP_MS,
+        kind="epoch milliseconds that fit a 64-bit microsecond timestamp",
+    )  # fmt: skip
     timestamp_type = _int_field(obj, "timestampType", where, minimum=0)
     if timestamp_type not in (None, 0, 1):
         raise _fail(where, "'timestampType' must be 0 (CreateTime) or 1 (LogAppendTime).")
@@ -409,8 +454,15 @@ def _plain_checks(batch: pa.RecordBatch) -> bool:
         return False
     if pc.min(pc.utf8_length(topic)).as_py() == 0 or pc.min(offset).as_py() < 0:
         return False
-    if partition.null_count < len(batch) and pc.min(partition).as_py() < 0:
-        return False
+    if partition.null_count < len(batch):
+        low, high = pc.min_max(partition).values()
+        if low.as_py() < 0 or high.as_py() > MAX_PARTITION:
+            return False
+    stamps = batch.column("timestamp")
+    if stamps.null_count < len(batch):
+        low, high = pc.min_max(stamps).values()
+        if low.as_py() < -MAX_TIMESTAMP_MS or high.as_py() > MAX_TIMESTAMP_MS:
+            return False
     kinds = kind.drop_null()
     if len(kinds) and not pc.all(pc.is_in(kinds, value_set=pa.array([0, 1], pa.int64()))).as_py():
         return False

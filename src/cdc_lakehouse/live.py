@@ -5,7 +5,8 @@ running continuously beside scheduled ``dbt build`` runs, and a reader querying 
 while, each in its own process on one shared PostgreSQL metastore
 (:mod:`cdc_lakehouse.metastore_server`):
 
-1. a fresh lake (``--lake``, default ``lake-live``; emptied first), its metastore server and a
+1. a fresh lake (``--lake``, default ``lake-live``; emptied first), its metastore server (its
+   cluster initialized afresh, see :func:`cdc_lakehouse.metastore_server.server_for`) and a
    local broker (:class:`cdc_lakehouse.kafka.broker.LocalBroker`);
 2. ``python -m ingest --mode continuous`` (a micro-batch every ``--trigger-interval`` s) on
    the stream's topic, which the demo creates; the producer starts once ingest reads it, so
@@ -53,8 +54,9 @@ from typing import IO, Any
 from cdc_lakehouse.dbt_loop import parse_result
 from cdc_lakehouse.kafka.broker import LocalBroker, free_port
 from cdc_lakehouse.kafka.produce import create_topics
-from cdc_lakehouse.metastore_server import MetastoreServer, export_lines
+from cdc_lakehouse.metastore_server import MetastoreServer, export_lines, server_for
 from cdc_lakehouse.settings import ConfigError
+from cdc_lakehouse.spark_session import check_spark_settings
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 """The dbt project (the repository root: ``dbt_project.yml``, ``profiles.yml``)."""
@@ -198,14 +200,14 @@ def stop_group(child: subprocess.Popen[str], timeout_s: float = 60.0) -> int | N
 
 
 def fresh_lake(lake: Path) -> MetastoreServer:
-    """Empty ``lake`` (stopping the metastore server a previous run left in it)."""
-    server = MetastoreServer(lake / "metastore_pg")
+    """Empty ``lake`` and return its metastore server (:func:`server_for`: the cluster outside
+    the lake as root, so that a lake in a home directory works), after stopping and removing
+    the server and cluster a previous run left."""
+    server_for(lake_dir=lake).remove()
     if lake.exists():
-        if server.data_dir.is_dir():
-            server.stop()
         shutil.rmtree(lake)
     lake.mkdir(parents=True)
-    return server
+    return server_for(lake_dir=lake)
 
 
 def run(options: LiveOptions) -> int:
@@ -602,6 +604,7 @@ def main(argv: list[str] | None = None) -> int:
             if not getattr(args, name) > 0:
                 print(f"error: --{name.replace('_', '-')} must be > 0", file=sys.stderr)
                 return 2
+        check_spark_settings()  # the processes' settings, before the metastore starts
         return run(
             LiveOptions(
                 lake=args.lake,

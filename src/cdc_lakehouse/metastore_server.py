@@ -6,28 +6,42 @@ use the same lake at the same time. This module runs that PostgreSQL on one mach
 
 - PostgreSQL and its JDBC driver come from Debian (``postgresql``, ``libpostgresql-jdbc-java``;
   ``make metastore`` installs them with apt-get when missing).
-- The cluster lives in ``<dir>/data`` (default ``dir``: ``$CDC_LAKE_DIR/metastore_pg``) and
-  listens on ``127.0.0.1`` only, on a free port (or ``--port``), with password authentication.
 - PostgreSQL refuses to run as root: as root, the server runs as the system user
   :data:`SERVER_USER`, created when missing; as any other user it runs as that user.
-- The database :data:`DATABASE` and its owner role :data:`ROLE` are created on the first start;
-  the role's password is random, kept in ``<dir>/password`` (mode 0600), never printed.
+- The server's directory (default ``$CDC_LAKE_DIR/metastore_pg``) holds what the lake's
+  processes read: ``password`` (the role's random password, mode 0600, never printed) and
+  ``metastore.env``. The cluster (``data/``, ``postgresql.log``, ``port``) must be a directory
+  the server's user can reach and owns: by default, as root, :data:`SYSTEM_DATA_ROOT`
+  ``/<lake name>-<hash of the server directory's path>`` (owned by :data:`SERVER_USER`,
+  mode 0700, outside the lake: a lake in a home directory, mode 0700, works; two lakes never
+  share a cluster), and as any other user the server directory itself. ``--dir D``
+  (``make metastore METASTORE_DIR=D``) puts everything, cluster included, in ``D``, whose
+  parents the server's user must be able to enter. See :func:`server_for`.
+- The server listens on ``127.0.0.1`` only, on a free port (or ``--port``), with password
+  authentication. The database :data:`DATABASE` and its owner role :data:`ROLE` are created
+  on the first start.
 - Spark creates the metastore's tables itself on first use
   (``datanucleus.schema.autoCreateAll``, see :mod:`cdc_lakehouse.spark_session`).
+- A cluster outside the lake whose lake lost its ``password`` (the lake was removed, e.g.
+  ``rm -rf lake``) is stopped and initialized afresh by the next ``start``: its tables were
+  the removed lake's. ``remove`` (``make clean``) stops the server and removes its cluster and
+  its directory.
 
 ``start`` writes ``<dir>/metastore.env``: the ``export`` lines of ``CDC_METASTORE_JDBC_URL``,
 ``CDC_METASTORE_USER`` and ``CDC_METASTORE_PASSWORD_FILE`` that point every process at it
 (``source lake/metastore_pg/metastore.env``), and prints them.
 
-Command line: ``python -m cdc_lakehouse.metastore_server start|stop|status [--dir D]
+Command line: ``python -m cdc_lakehouse.metastore_server start|stop|status|remove [--dir D]
 [--port P]``; exit 2 with one ``error:`` line when something must be fixed.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import pwd
+import re
 import secrets
 import shutil
 import subprocess
@@ -48,22 +62,35 @@ POSTGRES_ROOT = Path("/usr/lib/postgresql")
 """Where Debian installs the PostgreSQL server binaries (``<version>/bin``)."""
 START_TIMEOUT_S = 60
 """How long ``pg_ctl start`` may take before it is reported as failed, seconds."""
+SYSTEM_DATA_ROOT = Path("/var/lib/cdc-metastore")
+"""Where the clusters of the servers that run as :data:`SERVER_USER` live by default (one
+directory per server directory, see :func:`server_for`)."""
+MARKER_FILE = "metastore-dir"
+"""File of a cluster directory outside the lake naming the server directory it serves."""
 
 
 @dataclass(frozen=True)
 class MetastoreServer:
-    """A PostgreSQL cluster for the metastore under ``root``.
+    """A PostgreSQL cluster for the metastore.
 
     Attributes:
-        root: directory of the server: ``data/`` (the cluster), ``password``, ``port``,
-            ``postgresql.log`` and ``metastore.env``.
+        root: directory of the server: ``password`` and ``metastore.env`` (what the lake's
+            processes read).
+        cluster: directory of the cluster (``data/``, ``postgresql.log``, ``port``), which the
+            server's user must reach and owns; ``None``: ``root`` itself.
     """
 
     root: Path
+    cluster: Path | None = None
+
+    @property
+    def cluster_dir(self) -> Path:
+        """The cluster's directory: :attr:`cluster`, or :attr:`root` without one."""
+        return self.cluster or self.root
 
     @property
     def data_dir(self) -> Path:
-        return self.root / "data"
+        return self.cluster_dir / "data"
 
     @property
     def password_file(self) -> Path:
@@ -75,33 +102,58 @@ class MetastoreServer:
 
     @property
     def log_file(self) -> Path:
-        return self.root / "postgresql.log"
+        return self.cluster_dir / "postgresql.log"
 
     @property
     def port_file(self) -> Path:
-        return self.root / "port"
+        return self.cluster_dir / "port"
+
+    @property
+    def separate_cluster(self) -> bool:
+        """Whether the cluster lives outside :attr:`root` (see :func:`server_for`)."""
+        return self.cluster_dir != self.root
 
     def jdbc_url(self, port: int) -> str:
         return f"jdbc:postgresql://127.0.0.1:{port}/{DATABASE}"
 
     def running_port(self) -> int | None:
-        """The port of the running server, or ``None`` when it is not running."""
-        if not (self.data_dir / "postmaster.pid").is_file() or not self.port_file.is_file():
+        """The port of the running server, or ``None`` when it is not running.
+
+        Raises:
+            ConfigError: a cluster with a ``postmaster.pid`` but PostgreSQL not installed.
+        """
+        pid_file = self.data_dir / "postmaster.pid"
+        if not pid_file.is_file():
             return None
         result = _run_as_server(
             [str(postgres_bin("pg_ctl")), "-D", str(self.data_dir), "status"], check=False
         )
         if result.returncode != 0:
             return None
-        return int(self.port_file.read_text().strip())
+        if self.port_file.is_file():
+            return int(self.port_file.read_text().strip())
+        return int(pid_file.read_text().splitlines()[3])  # postmaster.pid: line 4, the port
 
     def start(self, port: int | None = None) -> int:
         """Initialize the cluster if needed, start it (if not running) and return its port.
 
+        A cluster outside :attr:`root` whose password file is gone (its lake was removed) is
+        stopped and initialized afresh.
+
         Raises:
-            ConfigError: PostgreSQL is not installed, the directory cannot be used, or the
+            ConfigError: PostgreSQL is not installed, the directory cannot be used (closed to
+                the server's user, or a cluster in it without its password file), or the
                 server does not start (the message names its log file).
         """
+        initialized = (self.data_dir / "PG_VERSION").is_file()
+        if initialized and not self.password_file.is_file():
+            if not self.separate_cluster:
+                raise ConfigError(
+                    f"{self.data_dir} holds a metastore cluster but {self.password_file} is "
+                    f"missing: restore it, or remove {self.root} to start afresh."
+                )
+            self.remove()  # the cluster of a removed lake: its tables were that lake's
+            initialized = False
         running = self.running_port()
         if running is not None:
             self._write_env(running)
@@ -109,10 +161,12 @@ class MetastoreServer:
         initdb = postgres_bin("initdb")
         user = _server_user()
         self.root.mkdir(parents=True, exist_ok=True)
+        if self.separate_cluster:
+            self._make_cluster_dir(user)
         if user is not None:
-            _check_reachable(self.root, user)
-            shutil.chown(self.root, user.pw_name, user.pw_gid)
-        if not (self.data_dir / "PG_VERSION").is_file():
+            _check_reachable(self.cluster_dir, user)
+            shutil.chown(self.cluster_dir, user.pw_name, user.pw_gid)
+        if not initialized:
             self._init(initdb, user)
         port = port or free_port()
         self.port_file.write_text(f"{port}\n")
@@ -155,13 +209,44 @@ class MetastoreServer:
         )
         return True
 
+    def remove(self) -> list[Path]:
+        """Stop the server (if running) and remove its cluster and its directory; return the
+        directories removed (none when there was nothing)."""
+        self.stop()
+        removed = []
+        for directory in dict.fromkeys((self.cluster_dir, self.root)):
+            if directory.exists():
+                shutil.rmtree(directory)
+                removed.append(directory)
+        return removed
+
+    def _make_cluster_dir(self, user: pwd.struct_passwd | None) -> None:
+        """Create the cluster's directory outside :attr:`root` (mode 0700; its parent, e.g.
+        :data:`SYSTEM_DATA_ROOT`, mode 0755) with a file naming :attr:`root`.
+
+        Raises:
+            ConfigError: the directory serves another server directory.
+        """
+        self.cluster_dir.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+        self.cluster_dir.mkdir(mode=0o700, exist_ok=True)
+        self.cluster_dir.chmod(0o700)
+        marker = self.cluster_dir / MARKER_FILE
+        if marker.is_file() and marker.read_text().strip() != str(self.root):
+            raise ConfigError(
+                f"{self.cluster_dir} is the metastore cluster of {marker.read_text().strip()}, "
+                f"not of {self.root}: remove it, or use --dir (make metastore METASTORE_DIR=...)."
+            )
+        marker.write_text(f"{self.root}\n")
+
     def _init(self, initdb: Path, user: pwd.struct_passwd | None) -> None:
         password = secrets.token_urlsafe(24)
         self.password_file.touch(mode=0o600, exist_ok=True)
         self.password_file.chmod(0o600)
         self.password_file.write_text(password)
-        self.data_dir.mkdir(mode=0o700, exist_ok=True)
-        pwfile = self.root / ".initdb-password"
+        if self.data_dir.exists():  # left by an initdb that failed
+            shutil.rmtree(self.data_dir)
+        self.data_dir.mkdir(mode=0o700)
+        pwfile = self.cluster_dir / ".initdb-password"
         pwfile.write_text(password)
         if user is not None:
             for path in (self.data_dir, pwfile):
@@ -283,8 +368,9 @@ def _check_reachable(directory: Path, user: pwd.struct_passwd) -> None:
         if not (mode.st_mode & (0o100 if owned else 0o001)):
             raise ConfigError(
                 f"{parent} is closed to other users, so PostgreSQL (running as the system user "
-                f"{user.pw_name}) cannot reach {directory}: use --dir (make metastore "
-                "METASTORE_DIR=...) under a directory others can enter, such as /var/tmp."
+                f"{user.pw_name}) cannot reach {directory}: use a --dir (make metastore "
+                "METASTORE_DIR=...) under a directory others can enter, such as /var/tmp, or "
+                f"none (the cluster then lives in {SYSTEM_DATA_ROOT})."
             )
 
 
@@ -296,9 +382,42 @@ def _run_as_server(command: list[str], *, check: bool) -> subprocess.CompletedPr
     return subprocess.run(command, capture_output=True, text=True, check=check, cwd="/")
 
 
-def default_dir() -> Path:
-    """``$CDC_LAKE_DIR/metastore_pg``."""
-    return load_settings().lake_dir / "metastore_pg"
+def default_dir(lake_dir: Path | None = None) -> Path:
+    """``<lake_dir>/metastore_pg`` (default lake: ``$CDC_LAKE_DIR``)."""
+    return (lake_dir or load_settings().lake_dir) / "metastore_pg"
+
+
+def cluster_name(root: Path) -> str:
+    """The name of the cluster directory of the server directory ``root`` under
+    :data:`SYSTEM_DATA_ROOT`: ``<lake name>-<12 hex digits of the SHA-256 of root's path>``
+    (the lake's name cut to 40 characters of ``[A-Za-z0-9._-]``; distinct paths, distinct
+    names)."""
+    lake_name = re.sub(r"[^A-Za-z0-9._-]", "_", root.parent.name)[:40] or "lake"
+    digest = hashlib.sha256(str(root).encode()).hexdigest()[:12]
+    return f"{lake_name}-{digest}"
+
+
+def server_for(directory: Path | None = None, lake_dir: Path | None = None) -> MetastoreServer:
+    """The metastore server of ``directory`` (``--dir``), or of the lake ``lake_dir``
+    (default ``$CDC_LAKE_DIR``) without one.
+
+    With ``directory``: everything in it, the cluster in ``directory/data`` (its parents must be
+    open to the server's user). Without: the server directory is ``<lake>/metastore_pg``, and
+    the cluster lives where the server's user owns it: as root (the server runs as
+    :data:`SERVER_USER`) in ``SYSTEM_DATA_ROOT / cluster_name(server directory)``, as any other
+    user (the server runs as that user) in the server directory. A cluster that an earlier
+    version made in ``<lake>/metastore_pg/data`` is used where it is (it holds the lake's
+    tables).
+
+    Raises:
+        ConfigError: an invalid ``CDC_LAKE_DIR`` setting (see :func:`load_settings`).
+    """
+    if directory is not None:
+        return MetastoreServer(directory.resolve())
+    root = default_dir(lake_dir.resolve() if lake_dir is not None else None)
+    if os.geteuid() != 0 or (root / "data" / "PG_VERSION").is_file():
+        return MetastoreServer(root)
+    return MetastoreServer(root, SYSTEM_DATA_ROOT / cluster_name(root))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -307,20 +426,29 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m cdc_lakehouse.metastore_server",
         description="Run the local PostgreSQL server of the shared Hive metastore.",
     )
-    parser.add_argument("action", choices=("start", "stop", "status"))
+    parser.add_argument("action", choices=("start", "stop", "status", "remove"))
     parser.add_argument(
-        "--dir", type=Path, help="server directory (default $CDC_LAKE_DIR/metastore_pg)"
+        "--dir",
+        type=Path,
+        help="server directory, its cluster included (default $CDC_LAKE_DIR/metastore_pg, "
+        f"the cluster as root under {SYSTEM_DATA_ROOT})",
     )
     parser.add_argument("--port", type=int, help="TCP port on 127.0.0.1 (default: a free one)")
     args = parser.parse_args(argv)
     try:
-        server = MetastoreServer((args.dir or default_dir()).resolve())
+        server = server_for(args.dir)
         if args.action == "start":
             port = server.start(args.port)
-            print(f"# metastore: PostgreSQL on 127.0.0.1:{port}; source {server.env_file}")
+            print(
+                f"# metastore: PostgreSQL on 127.0.0.1:{port}, cluster {server.data_dir}; "
+                f"source {server.env_file}"
+            )
             print(export_lines(server, port), end="")
         elif args.action == "stop":
             print("stopped" if server.stop() else "not running")
+        elif args.action == "remove":
+            removed = server.remove()
+            print(f"removed {', '.join(map(str, removed))}" if removed else "nothing to remove")
         else:
             port = server.running_port()
             print(f"running on 127.0.0.1:{port}" if port else "not running")

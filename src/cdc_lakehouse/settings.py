@@ -16,12 +16,17 @@ Every setting comes from an environment variable so that ``python -m ingest``, `
   ``CDC_METASTORE_JDBC_JAR`` (default :data:`DEFAULT_JDBC_JAR`, Debian's
   ``libpostgresql-jdbc-java``).
 
+The Spark settings (``CDC_SPARK_*``, read by :mod:`cdc_lakehouse.spark_session` and
+:mod:`cdc_lakehouse.spark_master`) are checked with :func:`memory_setting`,
+:func:`positive_int_setting` and :func:`boolean_setting` before any JVM starts.
+
 Errors: :class:`ConfigError` with a message that says what to fix.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +43,73 @@ JDBC_DRIVERS = {
 
 class ConfigError(ValueError):
     """A setting is invalid; the message names the setting and what to do."""
+
+
+MIN_JVM_MEMORY_MIB = 512
+"""The smallest memory size :func:`memory_setting` accepts, MiB: Spark refuses a driver or
+executor JVM with less than 450 MiB of heap (``INVALID_DRIVER_MEMORY``, checked when the
+context starts, with a stack trace)."""
+_MEMORY_UNITS_MIB = {"k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}
+_MEMORY_SIZE = re.compile(r"([0-9]+)([kmgt])", re.IGNORECASE)
+
+
+def memory_setting(env: Mapping[str, str], name: str, default: str) -> str:
+    """The JVM memory size of the variable ``name`` in ``env`` (stripped; ``default`` when unset
+    or blank): a whole number with one of the units ``k``, ``m``, ``g``, ``t`` (Spark's
+    and the JVM's ``-Xmx`` format: ``512m``, ``3g``), at least :data:`MIN_JVM_MEMORY_MIB`.
+
+    Raises:
+        ConfigError: anything else (``3gb``, ``1.5g``, ``1024``, ``100m``); one line naming
+            the variable and what it accepts.
+    """
+    text = (env.get(name) or "").strip() or default
+    match = _MEMORY_SIZE.fullmatch(text)
+    if match is None or int(match[1]) * _MEMORY_UNITS_MIB[match[2].lower()] < MIN_JVM_MEMORY_MIB:
+        raise ConfigError(
+            f"{name}={text!r} is not a JVM memory size Spark accepts: use a whole number with "
+            f"the unit k, m, g or t, at least {MIN_JVM_MEMORY_MIB}m (e.g. 512m, 3g; default "
+            f"{default})."
+        )
+    return text
+
+
+def positive_int_setting(
+    env: Mapping[str, str], name: str, default: int, *, default_text: str | None = None
+) -> int:
+    """The positive integer of the variable ``name`` in ``env`` (stripped; ``default`` when
+    unset or blank; ``default_text`` says what the default is in the message, when it is not
+    ``default`` itself).
+
+    Raises:
+        ConfigError: not a whole number of decimal digits, or 0; one line naming the variable.
+    """
+    text = (env.get(name) or "").strip()
+    if not text:
+        return default
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise ConfigError(
+            f"{name}={text!r} is not a positive integer: use a whole number >= 1 (default "
+            f"{default_text or default})."
+        )
+    return int(text)
+
+
+def boolean_setting(env: Mapping[str, str], name: str, default: bool) -> bool:
+    """The boolean of the variable ``name`` in ``env``: ``true`` or ``false`` in any case
+    (stripped; ``default`` when unset or blank), as Spark reads a boolean setting.
+
+    Raises:
+        ConfigError: anything else (``yes``, ``1``); one line naming the variable.
+    """
+    text = (env.get(name) or "").strip()
+    if not text:
+        return default
+    if text.lower() not in ("true", "false"):
+        raise ConfigError(
+            f"{name}={text!r} is not true or false: use true or false (default "
+            f"{str(default).lower()})."
+        )
+    return text.lower() == "true"
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,16 @@ from typing import TYPE_CHECKING
 from cdc_lakehouse.jars import class_path
 from cdc_lakehouse.jvm_class_archive import java_options
 from cdc_lakehouse.metastore_lock import DERBY_LOCK_FILE, busy_message, metastore_holder
-from cdc_lakehouse.settings import ConfigError, Settings, SharedMetastore, load_settings
-from cdc_lakehouse.spark_master import check_master, master_conf, spark_master
+from cdc_lakehouse.settings import (
+    ConfigError,
+    Settings,
+    SharedMetastore,
+    boolean_setting,
+    load_settings,
+    memory_setting,
+    positive_int_setting,
+)
+from cdc_lakehouse.spark_master import check_master, check_master_url, master_conf, spark_master
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -68,10 +76,59 @@ heap in use after a collection stayed far lower) and the JVM's RSS reached 5,356
 run-to-run noise (bench/HISTORY.md, 2026-11-26)."""
 
 
+DEFAULT_SHUFFLE_PARTITIONS = 8
+"""``spark.sql.shuffle.partitions`` unless ``CDC_SPARK_SHUFFLE_PARTITIONS`` says otherwise."""
+
+
 def driver_memory() -> str:
     """``spark.driver.memory`` of this process: ``CDC_SPARK_DRIVER_MEMORY``, else
-    :data:`DEFAULT_DRIVER_MEMORY`."""
-    return os.environ.get("CDC_SPARK_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY)
+    :data:`DEFAULT_DRIVER_MEMORY`.
+
+    Raises:
+        ConfigError: not a JVM memory size of at least 512m
+            (:func:`cdc_lakehouse.settings.memory_setting`).
+    """
+    return memory_setting(os.environ, "CDC_SPARK_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY)
+
+
+def shuffle_partitions() -> int:
+    """``spark.sql.shuffle.partitions`` of this process: ``CDC_SPARK_SHUFFLE_PARTITIONS``, else
+    :data:`DEFAULT_SHUFFLE_PARTITIONS`.
+
+    Raises:
+        ConfigError: not a positive integer.
+    """
+    return positive_int_setting(
+        os.environ, "CDC_SPARK_SHUFFLE_PARTITIONS", DEFAULT_SHUFFLE_PARTITIONS
+    )
+
+
+def spark_ui_enabled() -> bool:
+    """``spark.ui.enabled`` of this process: ``CDC_SPARK_UI`` (``true`` / ``false``), default
+    false.
+
+    Raises:
+        ConfigError: neither true nor false.
+    """
+    return boolean_setting(os.environ, "CDC_SPARK_UI", False)
+
+
+def check_spark_settings() -> None:
+    """Check every ``CDC_SPARK_*`` setting of this process without starting anything or
+    connecting anywhere: the master URL (:func:`cdc_lakehouse.spark_master.check_master_url`),
+    the driver memory, the shuffle partitions, the UI switch and, for a cluster master, the
+    executors' memory and cores. Commands call it first, so that a bad value is one line
+    before any work; :func:`spark_conf` checks the same values again.
+
+    Raises:
+        ConfigError: the first bad setting, one line naming it and what it accepts.
+    """
+    master = spark_master()
+    check_master_url(master)
+    driver_memory()
+    shuffle_partitions()
+    spark_ui_enabled()
+    master_conf(master)
 
 
 PARQUET_DICTIONARY = "false"
@@ -99,6 +156,8 @@ def spark_conf(settings: Settings) -> dict[str, str]:
     applications (``spark.jars``: the local files of :func:`cdc_lakehouse.jars.class_path`).
 
     Raises:
+        ConfigError: a ``CDC_SPARK_*`` setting Spark would refuse (one line naming it; see
+            :func:`check_spark_settings`).
         cdc_lakehouse.jars.JarsMissingError: the project's jar folder is missing (one line:
             run ``make install``).
     """
@@ -109,7 +168,7 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         f"-Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}"
     )
     conf = {
-        "spark.master": os.environ.get("CDC_SPARK_MASTER", "local[*]"),
+        "spark.master": spark_master(),
         "spark.app.name": "cdc-lakehouse",
         # Delta Lake, Spark's Kafka source, spark-avro: local files, served to executors
         "spark.jars": ",".join(str(jar) for jar in class_path("spark")),
@@ -142,15 +201,16 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.ansi.enabled": "false",
         "spark.sql.sources.partitionOverwriteMode": "dynamic",
-        "spark.sql.shuffle.partitions": os.environ.get("CDC_SPARK_SHUFFLE_PARTITIONS", "8"),
+        "spark.sql.shuffle.partitions": str(shuffle_partitions()),
         # Parquet files without dictionary pages (PARQUET_DICTIONARY)
         "spark.hadoop.parquet.enable.dictionary": PARQUET_DICTIONARY,
         "spark.sql.execution.arrow.pyspark.enabled": "true",
-        "spark.ui.enabled": os.environ.get("CDC_SPARK_UI", "false"),
+        "spark.ui.enabled": str(spark_ui_enabled()).lower(),
         "spark.ui.showConsoleProgress": "false",
         "spark.pyspark.python": sys.executable,
         "spark.pyspark.driver.python": sys.executable,
     }
+    check_master_url(conf["spark.master"])
     conf.update(event_log_conf())
     conf.update(master_conf(conf["spark.master"]))  # a cluster: driver address, executors
     if settings.metastore is not None:
@@ -229,9 +289,12 @@ def get_spark(settings: Settings | None = None) -> SparkSession:
     is set, see :func:`event_log_conf`).
 
     Raises:
-        ConfigError: the lake directory cannot be created or written.
-        MasterUnreachableError: ``CDC_SPARK_MASTER`` is a ``spark://`` master that does not
-            answer (checked before anything is written, see :mod:`cdc_lakehouse.spark_master`).
+        ConfigError: the lake directory cannot be created or written, or a ``CDC_SPARK_*``
+            setting Spark would refuse (:func:`check_spark_settings`; checked before anything
+            is written or started).
+        MasterUnreachableError: ``CDC_SPARK_MASTER`` is not a master URL, or a ``spark://``
+            master that does not answer (checked before anything is written, see
+            :mod:`cdc_lakehouse.spark_master`).
         MetastoreBusyError: another process has the embedded Derby metastore open (checked
             before the JVM starts, and again when the metastore is opened right after).
         cdc_lakehouse.jars.JarsMissingError: the project's jars are not installed.
@@ -253,7 +316,8 @@ def _create_spark(settings: Settings | None) -> SparkSession:
     from pyspark.sql import SparkSession
 
     settings = settings or load_settings()
-    check_master(spark_master())  # before anything is written or started
+    check_spark_settings()  # before anything is written, started or connected to
+    check_master(spark_master())
     conf = spark_conf(settings)
     archive_options, on_started = java_options(conf)  # a faster JVM start, see the module
     if archive_options:

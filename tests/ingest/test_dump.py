@@ -139,6 +139,15 @@ def test_identical_duplicates_are_dropped(tmp_path: Path) -> None:
         ('{"topic": "orders", "offset": "3"}', "'offset' must be an integer"),
         ('{"topic": "orders", "offset": true}', "'offset' must be an integer"),
         ('{"topic": "orders", "partition": -2}', "'partition' must be >= 0"),
+        (
+            '{"topic": "orders", "offset": 99999999999999999999999}',
+            "'offset' must be at most 9223372036854775807 (a Kafka offset is a 64-bit signed "
+            "integer), got 99999999999999999999999.",
+        ),
+        ('{"topic": "orders", "offset": 9223372036854775808}', "'offset' must be at most 922"),
+        ('{"topic": "orders", "partition": 2147483648}', "'partition' must be at most 214"),
+        ('{"topic": "orders", "timestamp": 9223372036854776}', "'timestamp' must be at most"),
+        ('{"topic": "orders", "timestamp": -9223372036854776}', "'timestamp' must be >= -922"),
         ('{"topic": "orders", "timestamp": "now"}', "'timestamp' must be an integer"),
         ('{"topic": "orders", "timestampType": 2}', "'timestampType' must be 0"),
         ('{"topic": "orders", "value": {"a": 1}}', "'value' must be a string or null"),
@@ -402,6 +411,11 @@ def test_conflicting_duplicate_in_plain_files_gives_both_locations(tmp_path: Pat
         ('{"topic": "orders", "offset": 1, "timestampType": 3}', "'timestampType' must be 0"),
         ('{"topic": "orders", "offset": 1, "partition": 1.0}', "'partition' must be an integer"),
         ('{"topic": "orders", "offset": 1, "topic": "users"}', None),
+        # beyond 64 bits (Arrow refuses the file) and beyond the 32 / 64 bits of bronze's
+        # partition and timestamp columns (Arrow's int64 holds them)
+        ('{"topic": "orders", "offset": 9223372036854775808}', "'offset' must be at most"),
+        ('{"topic": "orders", "offset": 1, "partition": 2147483648}', "'partition' must be at"),
+        ('{"topic": "orders", "offset": 1, "timestamp": 9223372036854776}', "'timestamp' must"),
     ],
 )
 def test_plain_looking_line_that_arrow_would_accept_is_still_checked(
@@ -417,6 +431,23 @@ def test_plain_looking_line_that_arrow_would_accept_is_still_checked(
         build_index(dump, TOPICS)
     assert str(err.value).startswith(f"{dump}:2: ")
     assert message in str(err.value)
+
+
+def test_the_largest_kafka_partition_offset_and_timestamp_are_accepted(tmp_path: Path) -> None:
+    """Partition 2**31 - 1, offset 2**63 - 1 and the timestamps at the bounds of bronze's
+    microsecond timestamp, in a plain file (Arrow) and in one read line by line."""
+    records = [
+        _plain("orders", 2**31 - 1, 2**63 - 1, "x", timestamp=(2**63 - 1) // 1000),
+        _plain("orders", 0, 0, "y", timestamp=-((2**63 - 1) // 1000)),
+    ]
+    plain = write_lines(tmp_path / "plain" / "a.jsonl", records)
+    lines = write_lines(tmp_path / "lines" / "a.jsonl", [*records, ""])
+    for dump, read_with_arrow in ((plain, True), (lines, False)):
+        assert [plan.plain for plan in build_index(dump, TOPICS).files] == [read_with_arrow]
+        assert [(r.partition, r.offset, r.timestamp_ms) for r in load_dump(dump, TOPICS)] == [
+            (2147483647, 9223372036854775807, 9223372036854775),
+            (0, 0, -9223372036854775),
+        ]
 
 
 def test_a_second_process_loads_the_saved_scans_instead_of_scanning(

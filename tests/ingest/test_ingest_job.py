@@ -372,7 +372,10 @@ def test_crash_after_write_then_sigkill_then_rerun_is_exactly_once(
 
     1. the crash hook exits right after writing batch 1, before its checkpoint commit;
     2. the rerun replays batch 1 and is SIGKILLed at a random moment after that;
-    3. the last run finishes: every record is in bronze exactly once.
+    3. the last run finishes: every record is in bronze exactly once, and it prints no stack
+       trace for the bronze database that exists (before: Hive's ~95-line
+       ``AlreadyExistsException: Database bronze already exists`` at ERROR and Spark's "was
+       created concurrently" warning, on every run after the first).
     """
     registry = write_registry(tmp_path / "topics.csv")
     dump = write_lines(
@@ -397,6 +400,8 @@ def test_crash_after_write_then_sigkill_then_rerun_is_exactly_once(
     assert code == 0, err
     assert out.rstrip().splitlines()[-1].startswith("done: ")
     assert lake_rows(spark, lake) == expected_rows(dump), f"killed {delay:.2f} s after batch 1"
+    assert "AlreadyExistsException" not in err and "created concurrently" not in err, err
+    assert "\tat " not in err, err  # no Java stack trace at all
 
 
 def test_cli_errors_exit_2_with_one_line(tmp_path: Path) -> None:
@@ -405,6 +410,7 @@ def test_cli_errors_exit_2_with_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps(order(0)) + "\n{oops\n")
     unknown = write_lines(tmp_path / "unknown.jsonl", [order(0), {"topic": "shop.nope"}])
+    huge = write_lines(tmp_path / "huge.jsonl", [order(0), order(99999999999999999999999)])
     a_file = tmp_path / "a-file"
     a_file.write_text("")
     lake = tmp_path / "lake"
@@ -417,6 +423,12 @@ def test_cli_errors_exit_2_with_one_line(tmp_path: Path) -> None:
             "seeds/cdc_topics.csv or remove the records.",
         ),
         (["--dump", str(tmp_path / "missing")], lake, "no such file or directory"),
+        (
+            ["--dump", str(huge)],
+            lake,
+            f"error: {huge}:2: 'offset' must be at most 9223372036854775807 (a Kafka offset is "
+            "a 64-bit signed integer), got 99999999999999999999999.",
+        ),
         (["--dump", str(good)], a_file / "lake", f"error: The lake directory {a_file / 'lake'}"),
     ]
     for args, lake_dir, message in cases:

@@ -3,11 +3,12 @@ HOST:PORT) [options]``.
 
 Exit codes: 0 done (in continuous mode: stopped by SIGINT / SIGTERM after committing the batch
 in progress); 2 any error, reported as one ``error: ...`` line on stderr: a problem the user must
-fix (bad arguments, a ``spark://`` master that does not answer, dump, registry, lake directory,
-metastore in use by another process, table / checkpoint mismatch, broker unreachable, unknown
-topic, offsets deleted by retention), or a failed Spark query or unexpected error, whose line
-gives the first line of the message and names a log file under ``$CDC_LAKE_DIR/logs/`` with the
-full text and traceback; 130 interrupted (Ctrl-C in batch mode).
+fix (bad arguments, a ``CDC_SPARK_*`` setting Spark would refuse, a ``spark://`` master that
+does not answer, dump, registry, lake directory, metastore in use by another process, table /
+checkpoint mismatch, broker unreachable, unknown topic, offsets deleted by retention), or a
+failed Spark query or unexpected error, whose line gives the first line of the message and
+names a log file under ``$CDC_LAKE_DIR/logs/`` with the full text and traceback; 130
+interrupted (Ctrl-C in batch mode).
 """
 
 from __future__ import annotations
@@ -276,9 +277,11 @@ def main(argv: list[str] | None = None) -> int:
         from cdc_lakehouse.ingest.bronze import check_table_name
         from cdc_lakehouse.ingest.job import plan_ingest, run_ingest
         from cdc_lakehouse.spark_master import check_master, spark_master
+        from cdc_lakehouse.spark_session import check_spark_settings
 
         settings = load_settings()
-        check_master(spark_master())  # before the dump is scanned or the broker asked
+        check_spark_settings()  # before the dump is scanned or the broker asked
+        check_master(spark_master())
         table = check_table_name(args.table)
         options = _options(args, table, args.checkpoint or settings.checkpoint_dir / table)
         plan = plan_ingest(options)
