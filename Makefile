@@ -28,7 +28,7 @@ DOCS_ARGS ?=
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: install demo ingest build docs test lint clean kafka-broker demo-kafka bench maintenance \
+.PHONY: install demo ingest build docs test lint clean kafka-broker demo-kafka bench maintenance upgrade-lake \
 	spark-cluster spark-cluster-stop spark-cluster-status metastore metastore-stop demo-live \
 	postgresql-packages docs-serve docs-screenshot chromium-packages sql-lint sql-fix conventions
 
@@ -136,7 +136,12 @@ maintenance: install
 	$(BIN)/python -m cdc_lakehouse.maintenance $(MAINTENANCE_ARGS)
 
 # the metastore server of ./lake stopped and its cluster (outside the lake, as root) removed
-clean:
+## upgrade-lake: a lake built on Parquet (before Delta Lake): bronze converted in place (every
+## record kept), the other tables dropped and built again by `dbt build --full-refresh`
+upgrade-lake: install
+	$(BIN)/python -m cdc_lakehouse.upgrade
+	$(DBT) build $(DBT_ARGS) --full-refresh
+
 	[ ! -x $(BIN)/python ] || $(BIN)/python -m cdc_lakehouse.cluster stop
 	[ ! -x $(BIN)/python ] || CDC_LAKE_DIR=lake $(BIN)/python -m cdc_lakehouse.metastore_server remove
 	rm -rf lake target logs

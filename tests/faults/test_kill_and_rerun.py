@@ -1,8 +1,9 @@
-"""kill -9 and rerun (issue 19, reliability; issue 21, readers): `dbt` killed while it creates
-gold.int_row_versions (gold's incremental model), the ingest job killed while it writes a batch,
-and `dbt` killed while it writes gold.int_row_versions' new generation while a reader in its own
-process queries gold (every read must return a whole state: the one before the kill or the one
-after the rerun; a process started after the kill must read gold's last good state whole);
+"""kill -9 and rerun (issue 19, reliability; issue 21, readers; issue 49, on Delta): `dbt`
+killed while it creates gold.int_row_versions (gold's incremental model), the ingest job killed
+while it writes a batch, and `dbt` killed while it merges into gold.int_row_versions while a
+reader in its own process queries gold (every read must return a whole state: the one before
+the kill or the one after the rerun; a process started after the kill must read gold's last
+good state whole);
 each rerun must converge - every Kafka record in bronze once, a `dbt build` whose models and
 data tests pass, the same silver and gold as a full refresh, and gold.current_rows equal to the
 simulator's oracle.
@@ -12,10 +13,9 @@ cdc_lakehouse.live read``) and a snapshot helper (``tests/faults/snapshot.py``) 
 subprocesses on a lake of their own (``CDC_LAKE_DIR`` in a temporary directory; the test
 session's SparkSession is not involved) with a shared PostgreSQL metastore (the ``metastore``
 fixture: a server of this module's own), each in its own process group, so that ``SIGKILL``
-reaches the Spark JVM and its Python workers too. With a shared metastore dbt writes gold's
-incremental models by generation switches (``cdc_generation_writes`` unset: on). Each kill
-waits for the write to be under way on disk: the files of a running task under the table's
-directory.
+reaches the Spark JVM and its Python workers too. Each kill waits for the write to be under
+way on disk: a data file under the table's directory that no commit of its ``_delta_log`` has
+added yet (tests/faults/delta_log.py, which reads a table's committed state without Spark).
 
 One lake, in order (each step's output is kept for the tests below):
 
@@ -23,16 +23,15 @@ One lake, in order (each step's output is kept for the tests below):
    ingest batch 1. dbt builds three of them (var ``cdc_formats``); the fourth's records must
    land in silver.quarantine.
 2. ``dbt build`` without data tests, killed while it creates gold.int_row_versions (``CREATE TABLE
-   AS SELECT``: a task writes under its new directory); the same command again.
+   AS SELECT``: data files under its new directory, no commit yet); the same command again.
 3. ingest batch 2 in micro-batches of 500 records, killed while micro-batch 2 is written (its
-   files appear under the bronze table's ``.spark-staging-*``); the same command again.
+   files appear under the bronze table's ``ingest_batch_id=2``); the same command again.
 4. the reader starts: it queries gold.current_rows and prints a fingerprint of its rows, again
    5 s after each read (:func:`cdc_lakehouse.live.read_loop`); once it has read, ``dbt run``,
-   killed while gold.int_row_versions writes its new generation (a task writes under
-   ``_generations/<generation>/_temporary``; the table is switched to a generation only once
-   it is whole); the snapshot helper reads the tables (gold must be the state before the
-   kill, read from the Parquet files before it); then ``dbt build`` with every data test; the
-   reader stops after its first read that starts once that build has ended.
+   killed while it merges into gold.int_row_versions (a data file of the merge written, not
+   committed); the snapshot helper reads the tables (gold must be the state before the kill,
+   read from the table's committed files before it); then ``dbt build`` with every data test;
+   the reader stops after its first read that starts once that build has ended.
 5. the snapshot helper: the tables, ``dbt run --full-refresh``, the tables again.
 
 The typed gold tables (``tag:typed_gold``) are left out: they are generated for the bundled
@@ -69,6 +68,7 @@ from cdc_lakehouse.simulate.gold_check import (
     differences,
     expected_document_tables,
 )
+from tests.faults.delta_log import committed_files, has_commit, read_table, uncommitted_files
 from tests.ingest.test_ingest_job import reap_group
 
 pytestmark = pytest.mark.dbt
@@ -82,7 +82,6 @@ SIMULATION = ("--changes", "1000", "--seed", "19", "--duplicate-rate", "0.05")
 SIMULATION += ("--malformed-rate", "0.003", "--batches", "2")
 RECORDS_PER_BATCH = 500
 ROW_VERSIONS = "START sql incremental model gold.int_row_versions"
-GENERATION_TASK = "_generations/*/_temporary/*/_temporary/attempt_*"
 IDENTITY = ("source_format", "source_database", "source_schema", "source_table", "row_key")
 # the project builds only the simulated formats' models (var cdc_formats)
 CHOSEN_FORMATS = "{cdc_formats: [" + ", ".join(FORMATS) + "]}"
@@ -254,13 +253,14 @@ def succeeded(run: Run) -> Run:
     return run
 
 
-def writing(directory: Path, pattern: str) -> Callable[[list[str]], bool]:
-    """True once ``directory`` holds a path matching ``pattern`` (a write in progress). A
-    directory the writer removes while the glob walks it means "not yet": asked again."""
+def writing(directory: Path, before: set[Path] | None = None) -> Callable[[list[str]], bool]:
+    """True once ``directory`` (a Delta table's) holds a data file that no commit has added and
+    that is not in ``before`` (the uncommitted files an earlier killed write left): a write in
+    progress. A file the writer removes while the glob walks means "not yet": asked again."""
 
     def check(_lines: list[str]) -> bool:
         try:
-            return directory.is_dir() and any(directory.glob(pattern))
+            return directory.is_dir() and bool(uncommitted_files(directory) - (before or set()))
         except FileNotFoundError:
             return False
 
@@ -273,28 +273,19 @@ def started(marker: str, then: Callable[[list[str]], bool]) -> Callable[[list[st
 
 
 def bronze_records(warehouse: Path) -> Counter[tuple[str, int, int, bytes | None]]:
-    """(topic, partition, offset, value) of every row of bronze's committed partitions, read
-    from the Parquet files (pyarrow skips ``.``/``_`` directories: nothing half written)."""
-    import pyarrow.dataset as ds
-
-    table = ds.dataset(
-        warehouse / "bronze.db" / "kafka_records", format="parquet", partitioning="hive"
-    ).to_table(columns=["topic", "partition", "offset", "value"])
-    return Counter(zip(*(table.column(c).to_pylist() for c in table.column_names), strict=True))
+    """(topic, partition, offset, value) of every row of bronze's latest commit, read from its
+    committed files (nothing half written)."""
+    columns = ["topic", "partition", "offset", "value"]
+    rows = read_table(warehouse / "bronze.db" / "kafka_records", columns)
+    return Counter(tuple(row[c] for c in columns) for row in rows)  # type: ignore[misc]
 
 
 def gold_from_files(row_versions_dir: Path) -> dict[str, set[tuple[Any, ...]]]:
-    """gold.int_row_versions read from its partition directories with pyarrow (no metastore;
-    ``_generations`` is skipped): ``{"int_row_versions": {(*identity, last_resolved_batch_id)},
-    "current_rows": {(*identity, last_ordering_key)}}``, current_rows as the gold views derive
-    it (the identities whose last version is not deleted)."""
-    import pyarrow.dataset as ds
-
-    rows = (
-        ds.dataset(row_versions_dir, format="parquet", partitioning="hive")
-        .to_table(columns=[*IDENTITY, "versions", "last_resolved_batch_id"])
-        .to_pylist()
-    )
+    """gold.int_row_versions read from its committed files (no metastore, no Spark):
+    ``{"int_row_versions": {(*identity, last_resolved_batch_id)}, "current_rows": {(*identity,
+    last_ordering_key)}}``, current_rows as gold derives it (the identities whose last version
+    is not deleted)."""
+    rows = read_table(row_versions_dir, [*IDENTITY, "versions", "last_resolved_batch_id"])
     return {
         "int_row_versions": {
             (*(row[c] for c in IDENTITY), row["last_resolved_batch_id"]) for row in rows
@@ -338,39 +329,40 @@ def killed_and_rerun(
     row_versions_dir = lake.warehouse / "gold.db" / "int_row_versions"
     first_build = ("build", "--exclude-resource-type", "test")
     killed_create = lake.dbt(
-        *first_build,
-        kill_when=started(ROW_VERSIONS, writing(row_versions_dir, "**/attempt_*")),
+        *first_build, kill_when=started(ROW_VERSIONS, writing(row_versions_dir))
     )
-    create_leftover = row_versions_dir.is_dir()
+    create_leftover = row_versions_dir.is_dir() and not has_commit(row_versions_dir)
     create_rerun = succeeded(lake.dbt(*first_build))
 
     # 3. ingest killed while micro-batch 2 is being written, then the same command again
     batch_2 = [str(sim / "batch-2"), "--max-records-per-batch", str(RECORDS_PER_BATCH)]
     bronze_dir = lake.warehouse / "bronze.db" / "kafka_records"
-    killed_ingest = lake.ingest(
-        *batch_2, kill_when=writing(bronze_dir, ".spark-staging-*/**/ingest_batch_id=2")
-    )
+    killed_ingest = lake.ingest(*batch_2, kill_when=writing(bronze_dir))
     after_ingest_kill = {
         "offsets": sorted(p.name for p in (lake.checkpoint / "offsets").iterdir()),
         "commits": sorted(p.name for p in (lake.checkpoint / "commits").iterdir()),
-        "partitions": sorted(p.name for p in bronze_dir.glob("ingest_batch_id=*")),
+        "partitions": sorted(
+            {
+                f"ingest_batch_id={p['ingest_batch_id']}"
+                for p in committed_files(bronze_dir).values()
+            }
+        ),
     }
     ingest_rerun = succeeded(lake.ingest(*batch_2))
     bronze = bronze_records(lake.warehouse)
 
-    # 4. a reader from here on; dbt killed while gold.int_row_versions writes its new
-    # generation, gold read by a new process, then `dbt build` with every data test
-    last_good = gold_from_files(row_versions_dir)  # created in step 2: its partitions are here
+    # 4. a reader from here on; dbt killed while it merges into gold.int_row_versions, gold
+    # read by a new process, then `dbt build` with every data test
+    last_good = gold_from_files(row_versions_dir)  # created in step 2: its commits are here
+    left_before = uncommitted_files(row_versions_dir)  # by the creation killed in step 2
     snapshot = [sys.executable, "-m", "tests.faults.snapshot"]
     reader = Reader(lake)
     try:
         reader.wait_for(bool, timeout_s=180)  # a read of the state before the killed run
         killed_dbt = lake.dbt(
-            "run",
-            kill_when=started(ROW_VERSIONS, writing(row_versions_dir, GENERATION_TASK)),
+            "run", kill_when=started(ROW_VERSIONS, writing(row_versions_dir, left_before))
         )
-        unfinished = row_versions_dir.glob("_generations/*/_temporary")
-        row_versions_leftovers = sorted(p.parent.relative_to(row_versions_dir) for p in unfinished)
+        row_versions_leftovers = sorted(uncommitted_files(row_versions_dir) - left_before)
         after_kill = lake.root / "after-kill"
         succeeded(lake.run([*snapshot, str(after_kill)]))
         dbt_rerun = lake.dbt("build")
@@ -427,13 +419,15 @@ def killed_in_row_versions(run: Run) -> None:
 
 
 def test_dbt_killed_creating_row_versions_then_rerun_creates_it(killed_and_rerun):
-    """A table killed while it is created leaves its directory (Spark would refuse to create
-    the table again, LOCATION_ALREADY_EXISTS): the rerun removes it and creates the table."""
+    """A table killed while it is created leaves its directory, without a commit (Delta would
+    refuse to create the table there, DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION): the rerun
+    removes it and creates the table."""
     result = killed_and_rerun
     killed_in_row_versions(result["killed_create"])
     assert result["create_leftover"], "int_row_versions was not being written when killed"
     rerun = result["create_rerun"].output
-    assert f"removed {result['row_versions_dir']}: left by a write that was interrupted" in rerun
+    removed = f"removed {result['row_versions_dir']}: left by a table creation that was interrupted"
+    assert removed in rerun, rerun
     assert "OK created sql incremental model gold.int_row_versions" in rerun, rerun
 
 
@@ -463,8 +457,8 @@ def test_ingest_killed_mid_batch_then_rerun_writes_every_record_once(killed_and_
     )
 
 
-def test_dbt_killed_writing_a_generation_leaves_gold_readable_as_before(killed_and_rerun):
-    """Killed while int_row_versions' new generation was written: a process started after
+def test_dbt_killed_in_a_merge_leaves_gold_readable_as_before(killed_and_rerun):
+    """Killed while the merge into int_row_versions wrote its files: a process started after
     the kill reads gold.int_row_versions and gold.current_rows whole, as they were before."""
     result = killed_and_rerun
     killed_in_row_versions(result["killed_dbt"])
@@ -527,10 +521,9 @@ def test_dbt_killed_in_row_versions_then_rerun_build_passes(killed_and_rerun):
     killed_in_row_versions(result["killed_dbt"])
     rerun = succeeded(result["dbt_rerun"])
     assert "Completed successfully" in rerun.output
-    # the unfinished generation is removed (no partition ever referenced it)
-    leftover = result["row_versions_dir"] / result["row_versions_leftovers"][0]
-    assert f"removed {leftover}: left by a write that was interrupted" in rerun.output
-    assert not leftover.exists()
+    # the killed merge's files never became part of the table (VACUUM removes them)
+    committed = set(committed_files(result["row_versions_dir"]))
+    assert not committed & set(result["row_versions_leftovers"])
     for node in (
         "OK created sql incremental model gold.int_row_versions",
         "PASS assert_every_bronze_record_accounted_for",

@@ -1,0 +1,44 @@
+"""Upgrading a Parquet lake (built before the lake moved to Delta Lake) in place: bronze is
+converted with every record kept, the other non-Delta tables are dropped for the full refresh
+to build again, Delta tables and views are left alone (cdc_lakehouse.upgrade)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cdc_lakehouse.ingest.bronze import BRONZE_COLUMNS
+from cdc_lakehouse.upgrade import table_format, upgrade
+
+SCHEMAS = ("up_bronze", "up_silver")
+BRONZE = "up_bronze.kafka_records"
+
+
+def test_bronze_becomes_delta_with_its_records_and_the_rest_is_dropped(spark: Any) -> None:
+    for schema in SCHEMAS:
+        spark.sql(f"drop database if exists {schema} cascade")
+        spark.sql(f"create database {schema}")
+    columns = ", ".join(f"`{name}` {kind}" for name, kind in BRONZE_COLUMNS)
+    spark.sql(f"create table {BRONZE} ({columns}) using parquet partitioned by (ingest_batch_id)")
+    spark.sql(
+        f"insert into {BRONZE} select cast(null as binary), cast(cast(o as string) as binary), "
+        "'t', p, o, timestamp'2024-01-01 00:00:00', 0, "
+        "cast(array() as array<struct<key:string,value:binary>>), current_timestamp(), b "
+        "from values (0, 1, 0), (0, 2, 0), (1, 3, 1) as v(p, o, b)"
+    )
+    spark.sql("create table up_bronze.cdc_topics using parquet as select 't' as topic")
+    spark.sql("create table up_silver.change_events using parquet as select 1 as x")
+    spark.sql("create table up_silver.kept using delta as select 1 as x")
+    spark.sql("create view up_silver.a_view as select 1 as x")
+
+    done = upgrade(spark, SCHEMAS, BRONZE)
+
+    assert done.converted == [BRONZE]
+    assert sorted(done.dropped) == ["up_bronze.cdc_topics", "up_silver.change_events"]
+    assert table_format(spark, BRONZE) == "delta"
+    rows = spark.sql(f"select partition, offset, ingest_batch_id from {BRONZE}").collect()
+    assert sorted(tuple(r) for r in rows) == [(0, 1, 0), (0, 2, 0), (1, 3, 1)]
+    names = {t.name for t in spark.catalog.listTables("up_silver")}
+    assert names == {"kept", "a_view"}
+    assert upgrade(spark, SCHEMAS, BRONZE).converted == []  # Delta already: nothing to do
+    for schema in SCHEMAS:
+        spark.sql(f"drop database {schema} cascade")
