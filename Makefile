@@ -28,7 +28,7 @@ DOCS_ARGS ?=
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: install demo ingest build docs test lint clean kafka-broker demo-kafka bench maintenance upgrade-lake \
+.PHONY: install demo ingest build docs test lint clean kafka-broker demo-kafka bench maintenance upgrade-lake thrift-server connect-server \
 	spark-cluster spark-cluster-stop spark-cluster-status metastore metastore-stop demo-live \
 	postgresql-packages docs-serve docs-screenshot chromium-packages sql-lint sql-fix conventions
 
@@ -136,6 +136,15 @@ maintenance: install
 	$(BIN)/python -m cdc_lakehouse.maintenance $(MAINTENANCE_ARGS)
 
 # the metastore server of ./lake stopped and its cluster (outside the lake, as root) removed
+## thrift-server / connect-server: Spark's Thrift (JDBC, port 10000) or Connect (port 15002)
+## server on the lake with the project's Spark configuration, until Ctrl-C
+## (SERVER_ARGS="--port 10001")
+thrift-server: install
+	$(BIN)/python -m cdc_lakehouse.spark_server thrift $(SERVER_ARGS)
+
+connect-server: install
+	$(BIN)/python -m cdc_lakehouse.spark_server connect $(SERVER_ARGS)
+
 ## upgrade-lake: a lake built on Parquet (before Delta Lake): bronze converted in place (every
 ## record kept), the other tables dropped and built again by `dbt build --full-refresh`
 upgrade-lake: install
