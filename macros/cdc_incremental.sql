@@ -113,24 +113,20 @@
 {% endmacro %}
 
 {#
-    delete_late_batches(): pre-hook SQL of an incremental model partitioned by ingest_batch_id
-    whose rows carry resolved_batch_id (silver.quarantine): on an incremental run, delete the
-    rows of late_resolved_batches(held_max('resolved_batch_id')) first (empty SQL when there
-    are none). An insert_overwrite run replaces only the partitions its query writes, and such
-    a batch may have to become empty (every record of it left the table). A run killed
-    between the delete and the insert leaves a lower watermark, and the next run computes
-    those batches again.
+    replace_where(predicate): in the SQL of a model with incremental_strategy replace_where
+    (macros/cdc_incremental_materialization.sql), the predicate of the rows its incremental run
+    replaces, as a comment the materialization reads (Spark ignores it). Renders nothing on a
+    full build, which creates the table.
 #}
-{% macro delete_late_batches() %}
-    {% if not execute or not is_incremental() %}
-        {{ return('') }}
-    {% endif %}
-    {% set batches = late_resolved_batches(held_max('resolved_batch_id')) %}
-    {% if batches | length == 0 %}
-        {{ return('') }}
-    {% endif %}
-    {{ return('delete from ' ~ this ~ ' where ' ~ batch_filter(batches)) }}
-{% endmacro %}
+{% macro replace_where(predicate) -%}
+    {%- if execute and is_incremental() -%}
+        /* cdc_lakehouse: replace where {{ predicate }} */
+    {%- endif -%}
+{%- endmacro %}
+
+{% macro replace_where_pattern() -%}
+    /\* cdc_lakehouse: replace where (.+?) \*/
+{%- endmacro %}
 
 {# batch_filter(batches): a where-clause condition keeping the rows of those batches #}
 {% macro batch_filter(batches, column='ingest_batch_id') -%}

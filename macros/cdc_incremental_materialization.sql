@@ -12,6 +12,15 @@
     DataFrame, evaluated once, by the insert. The rest is dbt-spark 1.11's body, unchanged
     (the first build and --full-refresh write the table directly, as before).
 
+    And a strategy dbt-spark lacks, replace_where (the name dbt-databricks gives it): Delta's
+    `insert into <table> replace where <predicate> select ...`, one commit that replaces every
+    row matching the predicate with the run's rows - the run may leave a batch with fewer rows
+    or none (silver.quarantine, whose records can leave it), which an insert overwrite of
+    partitions, replacing only the partitions the run writes, cannot. The predicate is the
+    run's own (computed while the model compiles), so the model's SQL says it with macro
+    replace_where(predicate) (macros/cdc_incremental.sql); Delta checks every written row
+    against it.
+
     And one more: an incremental run with nothing new writes nothing - no hooks, no insert of
     no rows (on Delta an empty commit); its result says "nothing new". It cost 0.3-0.5 s per model of a format without new records. A SQL model says so by
     its query, no_new_rows() (macros/cdc_incremental.sql; no temporary view either); a Python
@@ -26,7 +35,12 @@
   {%- set grant_config = config.get('grants') -%}
 
   {%- set file_format = dbt_spark_validate_get_file_format(raw_file_format) -%}
-  {%- set strategy = dbt_spark_validate_get_incremental_strategy(raw_strategy, file_format) -%}
+  {#-- cdc_lakehouse: replace_where (below), on Delta; the others as dbt-spark validates them --#}
+  {%- if raw_strategy == 'replace_where' and file_format == 'delta' -%}
+    {%- set strategy = 'replace_where' -%}
+  {%- else -%}
+    {%- set strategy = dbt_spark_validate_get_incremental_strategy(raw_strategy, file_format) -%}
+  {%- endif -%}
 
   {#-- Set vars --#}
 
@@ -100,7 +114,11 @@
     {%- endif -%}
     {%- do process_schema_changes(on_schema_change, tmp_relation, existing_relation) -%}
     {%- call statement('main') -%}
-      {{ dbt_spark_get_incremental_sql(strategy, tmp_relation, target_relation, existing_relation, unique_key, incremental_predicates) }}
+      {%- if strategy == 'replace_where' -%}
+        {{ get_replace_where_sql(tmp_relation, target_relation, compiled_code) }}
+      {%- else -%}
+        {{ dbt_spark_get_incremental_sql(strategy, tmp_relation, target_relation, existing_relation, unique_key, incremental_predicates) }}
+      {%- endif -%}
     {%- endcall -%}
   {%- endif -%}
 
@@ -147,4 +165,21 @@
 dbt = dbtObj(spark.table)
 df = model(dbt, spark)
 df.createOrReplaceTempView("{{ view_name }}")
+{% endmacro %}
+
+{#
+    get_replace_where_sql(source, target, compiled_code): the replace_where statement of the
+    predicate the model's SQL names (macro replace_where); a model without it fails to compile.
+#}
+{% macro get_replace_where_sql(source, target, compiled_code) %}
+    {%- set found = modules.re.search(replace_where_pattern(), compiled_code) -%}
+    {%- if not found -%}
+        {% do exceptions.raise_compiler_error(
+            model.name ~ ": incremental_strategy replace_where needs its predicate in the SQL: "
+            ~ "{{ replace_where('<predicate>') }}"
+        ) %}
+    {%- endif -%}
+    {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='quoted') | join(', ') -%}
+    insert into {{ target }} replace where {{ found.group(1) }}
+    select {{ columns }} from {{ source }}
 {% endmacro %}

@@ -10,21 +10,22 @@
 
     Incremental (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run writes the
     partitions of the batches after the newest verdict it holds, and rewrites the older
-    batches holding a record whose verdict changed since (such a batch may have to become
-    empty: a pre-hook deletes its rows first, macro delete_late_batches).
+    batches holding a record whose verdict changed since: one Delta commit replaces the rows of
+    all those batches (incremental_strategy replace_where), so a batch whose records all left
+    quarantine becomes empty, and a reader sees the table before or after the run.
 #}
 
 {{ config(
     materialized='incremental',
-    incremental_strategy='insert_overwrite',
+    incremental_strategy='replace_where',
     partition_by=['ingest_batch_id'],
     on_schema_change='fail',
-    pre_hook="{{ delete_late_batches() }}",
 ) }}
 
 {% if is_incremental() %}
 {% set held_batch = held_max('resolved_batch_id') %}
 {% set late_batches = late_resolved_batches(held_batch) %}
+{{ replace_where('ingest_batch_id > ' ~ held_batch ~ ' or ' ~ batch_filter(late_batches)) }}
 {% endif %}
 
 with
