@@ -25,6 +25,7 @@ from urllib.parse import unquote, urlparse
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+
 def _local_dir(location: str) -> Path | None:
     """The local directory of a ``file:`` (or scheme-less) location URI, else ``None``."""
     parsed = urlparse(location)

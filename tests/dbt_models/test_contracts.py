@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-
 pytestmark = pytest.mark.dbt
 
 CONTRACT_ERROR = "This model has an enforced contract that failed."

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from cdc_lakehouse.jars import JarsMissingError, jars_dir
 from cdc_lakehouse.registry import FORMATS, load_registry
 from cdc_lakehouse.settings import ConfigError, load_settings
-from cdc_lakehouse.jars import JarsMissingError, jars_dir
 from cdc_lakehouse.spark_session import spark_conf
 
 PROJECT = Path(__file__).resolve().parents[2]
