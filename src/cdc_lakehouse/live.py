@@ -6,10 +6,12 @@ while, each in its own process on one shared PostgreSQL metastore
 (:mod:`cdc_lakehouse.metastore_server`):
 
 1. a fresh lake (``--lake``, default ``lake-live``; emptied first), its metastore server and a
-   local broker (:class:`cdc_lakehouse.kafka.broker.LocalBroker`);
-2. ``python -m ingest --mode continuous`` (a micro-batch every ``--trigger-interval`` s) on
-   the stream's topic, which the demo creates; the producer starts once ingest reads it, so
-   a slow first start (JVM, metastore schema) does not eat the stream's time;
+   local Apache Kafka broker (one KRaft node from the Maven jars,
+   :class:`cdc_lakehouse.kafka.broker.LocalBroker`; its log in ``<lake>/logs/broker.log``);
+2. ``python -m ingest --mode continuous`` (Spark's Kafka source, a micro-batch every
+   ``--trigger-interval`` s) on the stream's topic, which the demo creates; the producer
+   starts once ingest reads it, so a slow first start (JVM, metastore schema) does not eat
+   the stream's time;
 3. the producer: ``python -m cdc_lakehouse.simulate --rate`` (a seeded history of
    ``--format`` with 1 % duplicate deliveries, produced live at ``--rate`` row changes per
    second for ``--duration`` seconds; its oracle goes to ``<lake>/oracle``);
@@ -245,7 +247,7 @@ def demo(options: LiveOptions, lake: Path, metastore_exports: str, port: int) ->
     topic = f"{SIM_PREFIX}.{options.format}"
     log(f"metastore: PostgreSQL on 127.0.0.1:{port}; lake {lake}")
     reader_log = ReaderLog()
-    with LocalBroker(port=free_port()) as broker:
+    with LocalBroker(port=free_port(), log=logs / "broker.log") as broker:
         bootstrap = broker.bootstrap_servers
         log(
             f"broker: {bootstrap}; producing {changes:,} changes of {options.format} at "

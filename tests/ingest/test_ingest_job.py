@@ -326,8 +326,10 @@ def run_cli(args: list[str], env: dict[str, str], timeout: float = 240) -> tuple
 
 
 def lake_rows(spark: Any, lake: Path) -> list[Row]:
-    """The bronze rows a subprocess wrote, read from the Parquet files by path."""
-    return bronze_rows(spark.read.parquet(str(lake / "warehouse" / "bronze.db" / "kafka_records")))
+    """The bronze rows a subprocess wrote: the Delta table's current snapshot, read by path
+    (the files of a write killed before its commit, or of a skipped replay, are not in it)."""
+    path = lake / "warehouse" / "bronze.db" / "kafka_records"
+    return bronze_rows(spark.read.format("delta").load(str(path)))
 
 
 def run_until_killed(args: list[str], env: dict[str, str], marker: str, delay: float) -> str:

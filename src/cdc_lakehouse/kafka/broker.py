@@ -19,8 +19,9 @@
 
 The broker's log (log4j2, and whatever the JVM prints) goes to :attr:`LocalBroker.log`, never
 to the terminal. The data directory is a temporary directory removed on stop, unless the
-caller gives one. Startup on an idle 2-core machine: about 2 s for the format, 2 s for the
-broker; :data:`READY_TIMEOUT_S` allows for a busy one.
+caller gives one. Startup is two JVM starts (the format, then the broker, which comes up
+in about 2 s on an idle machine): 15-19 s measured on 2 cores at load 15-22;
+:data:`READY_TIMEOUT_S` allows for a busier one.
 
 ``python -m cdc_lakehouse.kafka.broker [--port 9092] [--data-dir DIR] [--log FILE]
 [--ready-file FILE]`` runs one in the foreground until SIGINT / SIGTERM (``make
@@ -57,8 +58,8 @@ from cdc_lakehouse.jars import class_path
 from cdc_lakehouse.settings import ConfigError
 
 READY_TIMEOUT_S = 120.0
-"""How long :meth:`LocalBroker.start` waits for the broker to answer metadata, seconds (it
-takes about 4 s, format included, on an idle machine; much longer on a loaded one)."""
+"""How long :meth:`LocalBroker.start` waits for the broker to answer metadata, seconds (15-19 s
+were measured on a loaded 2-core machine)."""
 STOP_TIMEOUT_S = 15.0
 """How long :meth:`LocalBroker.stop` waits after SIGTERM before SIGKILL, seconds."""
 HEAP = "-Xmx512m"
