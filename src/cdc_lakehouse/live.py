@@ -67,6 +67,10 @@ PARTITIONS = 3
 INGEST_START_TIMEOUT_S = 300.0
 """How long the ingest job may take to start reading (JVM, metastore schema, bronze table), s."""
 CATCH_UP_TIMEOUT_S = 300.0
+INGEST_STOP_TIMEOUT_S = 180.0
+"""How long the ingest job may take from SIGTERM to its exit (the batch in progress, then
+stopping its JVM), s: on a loaded 2-core machine (load 20, a dbt build and a reader's JVM
+starting beside it) it printed its ``done:`` line at once but had not exited 60 s later."""
 SHOW_QUERY = "select count(*) as gold_rows from {{ ref('current_rows') }}"
 """What the demo's ``dbt show`` asks of gold while a build runs."""
 """How long ingest may take to land every produced record once the producer is done, s."""
@@ -313,7 +317,7 @@ def demo(options: LiveOptions, lake: Path, metastore_exports: str, port: int) ->
                     produced = produced_records(logs / "producer.log")
                     log(f"producer done: {produced:,} records; waiting for ingest to catch up")
                     catch_up(env, produced, ingest, logs)
-                    code = stop_group(ingest)
+                    code = stop_group(ingest, INGEST_STOP_TIMEOUT_S)
                     log(f"ingest stopped (exit {code}); last build")
                     builds.append(build(builder, logs, len(builds) + 1))
                     if beside is not None:
