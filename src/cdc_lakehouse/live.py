@@ -7,10 +7,12 @@ while, each in its own process on one shared PostgreSQL metastore
 
 1. a fresh lake (``--lake``, default ``lake-live``; emptied first), its metastore server (its
    cluster initialized afresh, see :func:`cdc_lakehouse.metastore_server.server_for`) and a
-   local broker (:class:`cdc_lakehouse.kafka.broker.LocalBroker`);
-2. ``python -m ingest --mode continuous`` (a micro-batch every ``--trigger-interval`` s) on
-   the stream's topic, which the demo creates; the producer starts once ingest reads it, so
-   a slow first start (JVM, metastore schema) does not eat the stream's time;
+   local Apache Kafka broker (one KRaft node from the Maven jars,
+   :class:`cdc_lakehouse.kafka.broker.LocalBroker`; its log in ``<lake>/logs/broker.log``);
+2. ``python -m ingest --mode continuous`` (Spark's Kafka source, a micro-batch every
+   ``--trigger-interval`` s) on the stream's topic, which the demo creates; the producer
+   starts once ingest reads it, so a slow first start (JVM, metastore schema) does not eat
+   the stream's time;
 3. the producer: ``python -m cdc_lakehouse.simulate --rate`` (a seeded history of
    ``--format`` with 1 % duplicate deliveries, produced live at ``--rate`` row changes per
    second for ``--duration`` seconds; its oracle goes to ``<lake>/oracle``);
@@ -67,6 +69,10 @@ PARTITIONS = 3
 INGEST_START_TIMEOUT_S = 300.0
 """How long the ingest job may take to start reading (JVM, metastore schema, bronze table), s."""
 CATCH_UP_TIMEOUT_S = 300.0
+INGEST_STOP_TIMEOUT_S = 180.0
+"""How long the ingest job may take from SIGTERM to its exit (the batch in progress, then
+stopping its JVM), s: on a loaded 2-core machine (load 20, a dbt build and a reader's JVM
+starting beside it) it printed its ``done:`` line at once but had not exited 60 s later."""
 SHOW_QUERY = "select count(*) as gold_rows from {{ ref('current_rows') }}"
 """What the demo's ``dbt show`` asks of gold while a build runs."""
 """How long ingest may take to land every produced record once the producer is done, s."""
@@ -247,7 +253,7 @@ def demo(options: LiveOptions, lake: Path, metastore_exports: str, port: int) ->
     topic = f"{SIM_PREFIX}.{options.format}"
     log(f"metastore: PostgreSQL on 127.0.0.1:{port}; lake {lake}")
     reader_log = ReaderLog()
-    with LocalBroker(port=free_port()) as broker:
+    with LocalBroker(port=free_port(), log=logs / "broker.log") as broker:
         bootstrap = broker.bootstrap_servers
         log(
             f"broker: {bootstrap}; producing {changes:,} changes of {options.format} at "
@@ -313,7 +319,7 @@ def demo(options: LiveOptions, lake: Path, metastore_exports: str, port: int) ->
                     produced = produced_records(logs / "producer.log")
                     log(f"producer done: {produced:,} records; waiting for ingest to catch up")
                     catch_up(env, produced, ingest, logs)
-                    code = stop_group(ingest)
+                    code = stop_group(ingest, INGEST_STOP_TIMEOUT_S)
                     log(f"ingest stopped (exit {code}); last build")
                     builds.append(build(builder, logs, len(builds) + 1))
                     if beside is not None:

@@ -326,13 +326,18 @@ def run_cli(args: list[str], env: dict[str, str], timeout: float = 240) -> tuple
 
 
 def lake_rows(spark: Any, lake: Path) -> list[Row]:
-    """The bronze rows a subprocess wrote, read from the Parquet files by path."""
-    return bronze_rows(spark.read.parquet(str(lake / "warehouse" / "bronze.db" / "kafka_records")))
+    """The bronze rows a subprocess wrote: the Delta table's current snapshot, read by path
+    (the files of a write killed before its commit, or of a skipped replay, are not in it)."""
+    path = lake / "warehouse" / "bronze.db" / "kafka_records"
+    return bronze_rows(spark.read.format("delta").load(str(path)))
 
 
-def run_until_killed(args: list[str], env: dict[str, str], marker: str, delay: float) -> str:
-    """Start ``python -m ingest ARGS``, wait for a stdout line starting with ``marker``, wait
-    ``delay`` seconds more, then SIGKILL the whole process group (Python, JVM, workers)."""
+def run_until_killed(
+    args: list[str], env: dict[str, str], marker: str, delay: float, timeout: float = 180
+) -> str:
+    """Start ``python -m ingest ARGS``, wait (up to ``timeout`` s) for a stdout line starting
+    with ``marker``, wait ``delay`` seconds more, then SIGKILL the whole process group (Python,
+    JVM, workers)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "ingest", *args],
         cwd=PROJECT_DIR,
@@ -353,7 +358,7 @@ def run_until_killed(args: list[str], env: dict[str, str], marker: str, delay: f
     threading.Thread(target=pump, daemon=True).start()
     seen: list[str] = []
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + timeout
         while not any(s.startswith(marker) for s in seen):
             line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
             assert line is not None, f"ended before {marker!r}: {seen}"

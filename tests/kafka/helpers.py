@@ -1,14 +1,17 @@
 """Test helpers for the Kafka tests: topics, an independent producer (confluent-kafka, not the
-project's code) that returns what the broker stored, and the expected bronze rows."""
+project's code) that returns what the broker stored, the same records as a topic dump, and
+records deleted as retention would (``DeleteRecords``)."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 Row = tuple[str, int, int, bytes | None, bytes | None, int, int, tuple]
@@ -58,9 +61,9 @@ def records(topics: Sequence[str], count: int, seed: int = 0, big: bool = False)
 
 
 def produce(bootstrap: str, specs: Sequence[Spec], ts0: int = 1_700_000_000_000) -> list[Row]:
-    """Produce ``specs`` with batching (``linger.ms``), so Tansu's LATEST watermark lags the
-    real end; return the rows the broker acknowledged (offsets from the delivery reports, headers
-    as sent), in the shape of ``bronze_rows``."""
+    """Produce ``specs`` with batching (``linger.ms``: several records per record batch) and
+    timestamps ``ts0 + i``; return the rows the broker acknowledged (offsets from the delivery
+    reports, headers as sent), in the shape of ``bronze_rows``."""
     producer = Producer(
         {
             "bootstrap.servers": bootstrap,
@@ -104,16 +107,38 @@ def produce(bootstrap: str, specs: Sequence[Spec], ts0: int = 1_700_000_000_000)
     return sorted(acked)
 
 
-def watermark_lags(bootstrap: str, rows: Sequence[Row]) -> bool:
-    """Does some partition's reported high watermark lie below its real end (Tansu quirk)?"""
-    ends: dict[tuple[str, int], int] = {}
-    for topic, partition, offset, *_ in rows:
-        ends[(topic, partition)] = max(ends.get((topic, partition), 0), offset + 1)
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "t"})
-    try:
-        return any(
-            consumer.get_watermark_offsets(TopicPartition(t, p), timeout=10)[1] < end
-            for (t, p), end in ends.items()
-        )
-    finally:
-        consumer.close()
+def write_dump(path: Path, specs: Sequence[Spec], ts0: int = 1_700_000_000_000) -> Path:
+    """``specs`` as a topic dump (JSON Lines) with what :func:`produce` makes of them on an
+    empty topic: offsets 0, 1, ... per partition in spec order, timestamps ``ts0 + i``;
+    bytes in base64, null keys, values and header values as null."""
+
+    def b64(value: bytes | None) -> str | None:
+        return None if value is None else base64.b64encode(value).decode()
+
+    next_offset: dict[tuple[str, int], int] = {}
+    lines = []
+    for i, (topic, partition, key, value, headers) in enumerate(specs):
+        offset = next_offset.get((topic, partition), 0)
+        next_offset[(topic, partition)] = offset + 1
+        record = {
+            "topic": topic,
+            "partition": partition,
+            "offset": offset,
+            "timestamp": ts0 + i,
+            "key_base64": b64(key),
+            "value_base64": b64(value),
+            "headers": [{"key": k, "value_base64": b64(v)} for k, v in headers],
+        }
+        lines.append(json.dumps(record))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def delete_records(bootstrap: str, topic: str, partition: int, before: int) -> None:
+    """Delete the records of ``topic [partition]`` below offset ``before``, as retention does
+    (the partition's first offset becomes ``before``)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.delete_records([TopicPartition(topic, partition, before)])
+    for future in futures.values():
+        assert future.result(timeout=15).low_watermark == before

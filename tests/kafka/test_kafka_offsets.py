@@ -1,6 +1,6 @@
-"""Offset decisions of the Kafka source without a broker: new partitions, retention
-(offsets that no longer exist: Tansu 0.6 has no DeleteRecords, so this is tested here), read
-limits, the checkpoint's offsets log, and option parsing."""
+"""The Kafka options of the ingest job without a broker: where a partition's next batch
+begins (retention), Spark's source options, client properties for the two clients, the
+checkpoint's offsets logs, and Spark's data-loss error as one line."""
 
 from __future__ import annotations
 
@@ -10,10 +10,23 @@ from pathlib import Path
 import pytest
 
 from cdc_lakehouse.ingest.cli import _kafka_error_in
-from cdc_lakehouse.ingest.kafka_offsets import plan_end_offsets, resolve_begin
-from cdc_lakehouse.ingest.kafka_stream import select_topics
+from cdc_lakehouse.ingest.kafka_stream import (
+    KafkaOptions,
+    check_checkpoint_topics,
+    check_options,
+    initial_offsets,
+    nothing_read_yet,
+    resolve_begin,
+    select_topics,
+    source_options,
+)
 from cdc_lakehouse.ingest.offsets import batch_ranges, last_committed_offsets
-from cdc_lakehouse.kafka.client import MissingOffsetsError, consumer_config, parse_properties
+from cdc_lakehouse.kafka.client import (
+    MissingOffsetsError,
+    consumer_config,
+    librdkafka_properties,
+    parse_properties,
+)
 from cdc_lakehouse.settings import ConfigError
 
 A0, A1, B0 = ("a", 0), ("a", 1), ("b", 0)
@@ -32,17 +45,51 @@ def test_resolve_begin_new_partition_retention_fail_and_skip() -> None:
         resolve_begin(A0, {A0: 2}, 5, "fail")
 
 
-def test_plan_end_offsets_caps_never_moves_back_and_keeps_quiet_partitions_out() -> None:
-    start = {A0: 10, B0: 4}
-    begin = {A0: 10, A1: 0, B0: 4}
-    target = {A0: 20, A1: 3, B0: 4}
-    assert plan_end_offsets(begin, target, start) == {A0: 20, A1: 3, B0: 4}
-    assert plan_end_offsets(begin, target, start, 12) == {A0: 20, A1: 2, B0: 4}
-    assert plan_end_offsets(begin, target, start, 4) == {A0: 14, B0: 4}
-    assert plan_end_offsets(begin, {A0: 8}, start) == {A0: 10, B0: 4}  # never backwards
-    assert plan_end_offsets({A0: 10, B0: 4}, {A0: 10, B0: 4}, start) == start  # no new data
-    # skipped offsets move the start forward even without records (or budget)
-    assert plan_end_offsets({A0: 15}, {A0: 15}, {A0: 10}, 0) == {A0: 15}
+def test_spark_source_options_and_properties_spark_sets_itself() -> None:
+    options = KafkaOptions(
+        "h:1",
+        properties={"security.protocol": "SASL_SSL", "bootstrap.servers": "other:2"},
+        starting_offsets="latest",
+        on_missing_offsets="skip",
+    )
+    assert source_options(options, ["a", "b"], 500) == {
+        "kafka.bootstrap.servers": "h:1",
+        "subscribe": "a,b",
+        "startingOffsets": "latest",
+        "failOnDataLoss": "false",
+        "includeHeaders": "true",
+        "kafka.security.protocol": "SASL_SSL",
+        "maxOffsetsPerTrigger": "500",
+    }
+    assert source_options(KafkaOptions("h:1"), ["a"], None)["failOnDataLoss"] == "true"
+    assert "maxOffsetsPerTrigger" not in source_options(KafkaOptions("h:1"), ["a"], None)
+    check_options(options)
+    for key in ("auto.offset.reset", "enable.auto.commit", "value.deserializer"):
+        with pytest.raises(ConfigError, match=f"--kafka-property {key}: Spark's Kafka source"):
+            check_options(KafkaOptions("h:1", properties={key: "x"}))
+
+
+def test_properties_for_the_two_clients() -> None:
+    props = parse_properties(["security.protocol=SASL_SSL", "sasl.password=a=b"])
+    assert props == {"security.protocol": "SASL_SSL", "sasl.password": "a=b"}
+    with pytest.raises(ConfigError, match="use key=value"):
+        parse_properties(["=x"])
+    # Java client names are for Spark's source; librdkafka keeps the names it has
+    both = {
+        "sasl.mechanism": "PLAIN",
+        "sasl.username": "u",
+        "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required;",
+        "ssl.truststore.location": "/x.jks",
+        "sasl.login.callback.handler.class": "x.Y",
+    }
+    assert librdkafka_properties(both) == {"sasl.mechanism": "PLAIN", "sasl.username": "u"}
+    conf = consumer_config("h:1", {"enable.auto.commit": "true", "sasl.mechanism": "PLAIN"})
+    assert conf["enable.auto.commit"] is False and conf["sasl.mechanism"] == "PLAIN"
+    assert conf["socket.timeout.ms"] == 10_000 and conf["group.id"]
+    assert select_topics(["a", "b"], None, "reg") == ("a", "b")
+    assert select_topics(["a", "b"], ["b", "b"], "reg") == ("b",)
+    with pytest.raises(ConfigError, match="'c' not in reg"):
+        select_topics(["a", "b"], ["c"], "reg")
 
 
 def write_entry(checkpoint: Path, log: str, batch: int, offsets: dict | None) -> None:
@@ -51,8 +98,9 @@ def write_entry(checkpoint: Path, log: str, batch: int, offsets: dict | None) ->
     (checkpoint / log / str(batch)).write_text(body)
 
 
-def test_checkpoint_offsets_log(tmp_path: Path) -> None:
+def test_checkpoint_offsets_logs(tmp_path: Path) -> None:
     assert last_committed_offsets(tmp_path) is None
+    assert initial_offsets(tmp_path) is None and not nothing_read_yet(tmp_path)
     write_entry(tmp_path, "offsets", 0, {"a": {"0": 3}})
     write_entry(tmp_path, "offsets", 1, {"a": {"0": 5, "1": 2}})
     write_entry(tmp_path, "commits", 0, None)
@@ -60,20 +108,48 @@ def test_checkpoint_offsets_log(tmp_path: Path) -> None:
     assert batch_ranges(tmp_path, 0) == ({}, {A0: 3})
     assert batch_ranges(tmp_path, 1) == ({A0: 3}, {A0: 5, A1: 2})
     assert batch_ranges(tmp_path, 2) is None
+    # Spark's Kafka source keeps the query's initial offsets in sources/0/0
+    (tmp_path / "sources" / "0").mkdir(parents=True)
+    (tmp_path / "sources" / "0" / "0").write_bytes(b'\x00v1\n{"a":{"0":3}}')
+    assert initial_offsets(tmp_path) == {A0: 3}
+    assert nothing_read_yet(tmp_path)
+    write_entry(tmp_path, "commits", 1, None)
+    assert not nothing_read_yet(tmp_path)
 
 
-def test_options_topics_properties_and_errors_from_spark_text() -> None:
-    assert select_topics(["a", "b"], None, "reg") == ("a", "b")
-    assert select_topics(["a", "b"], ["b", "b"], "reg") == ("b",)
-    with pytest.raises(ConfigError, match="'c' not in reg"):
-        select_topics(["a", "b"], ["c"], "reg")
-    props = parse_properties(["security.protocol=SASL_SSL", "sasl.password=a=b"])
-    assert props == {"security.protocol": "SASL_SSL", "sasl.password": "a=b"}
-    with pytest.raises(ConfigError, match="use key=value"):
-        parse_properties(["=x"])
-    conf = consumer_config("h:1", {"enable.auto.commit": "true", "sasl.mechanism": "PLAIN"})
-    assert conf["enable.auto.commit"] is False and conf["sasl.mechanism"] == "PLAIN"
-    assert conf["socket.timeout.ms"] == 10_000 and conf["group.id"]
-    text = "[STREAM_FAILED] x\ncdc_lakehouse.kafka.client.MissingOffsetsError: a partition 0: y\n"
-    assert _kafka_error_in(text) == "a partition 0: y"
+def test_spark_data_loss_error_is_one_line() -> None:
+    text = (
+        "[STREAM_FAILED] Query [id = 1] terminated with exception: Job aborted due to stage "
+        "failure: org.apache.spark.SparkException: [KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE] "
+        "Some data may have been lost because they are not available in Kafka any more;\n"
+        "either the data was aged out ...\nReason:\nCould not read records in offset [10, 20) "
+        "for topic partition k-0\nwith consumer group spark-kafka-source-x. SQLSTATE: 22000\n"
+        "\tat org.apache.spark..."
+    )
+    message = _kafka_error_in(text)
+    assert message == (
+        "Spark's Kafka source stopped: Could not read records "
+        "in offset [10, 20) for topic partition k-0 with consumer group "
+        "spark-kafka-source-x: records to ingest are no longer on the broker (deleted by "
+        "retention, or their topic or partition was deleted). Rerun with --on-missing-offsets "
+        "skip to go on from the first offset still there, or drop the table and its "
+        "checkpoint to ingest from scratch."
+    )
     assert _kafka_error_in("[STREAM_FAILED] other") is None
+    # as a Spark 4.2 query reports it (no error class in the text)
+    text = (
+        "[STREAM_FAILED] Query [id = 3] terminated with exception: Some data may have been "
+        "lost because they are not available in Kafka any more;\neither ...\nReason: "
+        "Partitions Set(t-1, t-0) have been deleted. SQLSTATE: XXKST\n=== Streaming Query ==="
+    )
+    message = _kafka_error_in(text)
+    assert message is not None
+    assert message.startswith("Spark's Kafka source stopped: Partitions Set(t-1, t-0) have ")
+
+
+def test_a_checkpoint_keeps_its_topics(tmp_path: Path) -> None:
+    check_checkpoint_topics(["a"], tmp_path)  # no checkpoint yet
+    write_entry(tmp_path, "offsets", 0, {"a": {"0": 3}, "b": {"0": 1}})
+    check_checkpoint_topics(["a", "b", "c"], tmp_path)  # topics added: fine
+    with pytest.raises(ConfigError, match=r"reads topic\(s\) b too, which this run leaves out"):
+        check_checkpoint_topics(["a"], tmp_path)

@@ -9,16 +9,16 @@ Steps (timed ones marked *):
    duplicates over 3 partitions), written into ``spec["dump"]`` by the first worker that
    needs it and reused by the next (a marker file next to it, ``<dump>.json``, names format,
    records and seed). Not timed.
-2. Source ``kafka`` only: start the local broker (Tansu, in-memory:
-   :class:`cdc_lakehouse.kafka.broker.LocalBroker`, what ``python -m
-   cdc_lakehouse.kafka.broker`` runs) and produce the dump to it (``python -m
+2. Source ``kafka`` only: start the local broker (Apache Kafka, one KRaft node from the Maven
+   jars, its data in a temporary directory: :class:`cdc_lakehouse.kafka.broker.LocalBroker`,
+   what ``python -m cdc_lakehouse.kafka.broker`` runs) and produce the dump to it (``python -m
    cdc_lakehouse.kafka.produce``, a process of its own; its seconds are reported, not part of
    the figure).
 3. * Spark start (JVM and SparkSession): ``spark_startup_s``, apart from the figure.
 4. * The ingest job, planning included: of the dump (``python -m ingest --dump``), or of the
    broker's topics (``python -m ingest --bootstrap-servers``): ``ingest_s``, and
-   ``records_per_s`` = records / ``ingest_s``. Peak RSS: the JVM and its Python workers (the
-   broker left out).
+   ``records_per_s`` = records / ``ingest_s``; Kafka is read by Spark's Kafka source. Peak
+   RSS: the JVM and its Python workers (the broker's JVM left out).
 5. The records written must be the dump's, else :class:`BenchError` (a wrong ingest is not
    timed).
 """

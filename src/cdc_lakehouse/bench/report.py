@@ -737,7 +737,8 @@ def ingest_markdown(results: list[dict[str, Any]]) -> list[str]:
         "Records/s without the Spark start (JVM and SparkSession, timed apart); planning "
         "(the dump's scan, Kafka's offsets) included. Peak RSS: the JVM and its Python "
         "workers (the broker left out). Kafka: the dump produced to the local broker "
-        "(Tansu, in-memory) first, not timed.",
+        "(Apache Kafka, one KRaft node from the Maven jars) first, not timed; read by "
+        "Spark's Kafka source.",
         "",
         "| source | records | dump MiB | Spark start s | ingest s | records/s | "
         "records/s with the start | peak RSS MiB | produce s |",

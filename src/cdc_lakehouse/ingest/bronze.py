@@ -1,16 +1,24 @@
 """``bronze.kafka_records``: its DDL, the checkpoint guard and the exactly-once batch writer.
 
-The table holds Spark's Kafka source columns plus ``ingested_at`` (UTC timestamp of the write)
-and ``ingest_batch_id`` (the Structured Streaming batch id, the partition column). Each
-micro-batch is written with ``INSERT OVERWRITE`` of its own ``ingest_batch_id`` partition
-(dynamic partition overwrite). A batch that is replayed after a crash (written, but its
-checkpoint commit missing) has the same id and the same offsets, so the rewrite replaces
-exactly what the first attempt wrote: every ``(topic, partition, offset)`` lands once. Rows are
-never deduplicated by content.
+The table (Delta) holds Spark's Kafka source columns plus ``ingested_at`` (UTC timestamp of the
+write) and ``ingest_batch_id`` (the Structured Streaming batch id, the partition column).
+Each micro-batch is one Delta append made idempotent by Delta's own transaction ids: options
+``txnAppId`` (the query's id, from the checkpoint's ``metadata``: the same for every run on
+that checkpoint) and ``txnVersion`` (the batch id). A batch that is replayed after a crash
+(written, but its checkpoint commit missing) has the same id and the same offsets; Delta sees
+that the table already holds that version of that application and skips the write, so every
+``(topic, partition, offset)`` lands once, and the rows of the first attempt stay untouched
+(a dbt build that read them reads the same rows again). A write killed before its Delta commit
+left no rows (the commit is atomic), so the replay writes them. Rows are never deduplicated
+by content.
+
+Headers are stored as an empty array for a record without headers (Spark's Kafka source gives
+NULL, the dump source an empty array: Kafka does not tell the two apart).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -45,6 +53,7 @@ BRONZE_COLUMNS: tuple[tuple[str, str], ...] = (
 """``(name, Spark SQL type)`` in table order; ``ingest_batch_id`` (last) is the partition."""
 
 SOURCE_COLUMNS = tuple(name for name, _ in BRONZE_COLUMNS[:-2])
+HEADERS_TYPE = dict(BRONZE_COLUMNS)["headers"]
 _TABLE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -205,15 +214,31 @@ LagFn = Callable[[Mapping[tuple[str, int], int]], Mapping[tuple[str, int], int]]
 """Given a batch's end offsets per topic-partition, the records behind the real end."""
 
 
+def query_id(checkpoint: Path) -> str:
+    """The streaming query's id from its checkpoint's ``metadata`` file (``{"id": ...}``,
+    written when the query first starts; the same for every run on the checkpoint).
+
+    Raises:
+        ConfigError: the file is missing or holds no id.
+    """
+    path = checkpoint / "metadata"
+    try:
+        found = json.loads(path.read_text(encoding="utf-8").splitlines()[0])["id"]
+    except (OSError, IndexError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{path}: no query id in the checkpoint's metadata ({exc})") from exc
+    return str(found)
+
+
 @dataclass
 class BronzeBatchWriter:
     """``foreachBatch`` function: writes one micro-batch into the bronze table, exactly once.
 
     Attributes:
         table: target table (see :func:`ensure_table`).
+        checkpoint: the query's checkpoint: its query id is the Delta ``txnAppId``.
         out: where progress lines go.
-        checkpoint: the query's checkpoint; when set, each batch's offset ranges are read from
-            its offsets log to report skipped offsets and lag.
+        ranges: read each batch's offset ranges from the checkpoint's offsets log to report
+            skipped offsets and lag (Kafka).
         lag: how far each partition is behind after the batch (Kafka), or ``None``.
         report_skipped: report offsets of the batch's range that were not read (Kafka
             retention with ``--on-missing-offsets skip``).
@@ -221,8 +246,9 @@ class BronzeBatchWriter:
     """
 
     table: str
+    checkpoint: Path
     out: TextIO = field(default_factory=lambda: sys.stdout)
-    checkpoint: Path | None = None
+    ranges: bool = False
     lag: LagFn | None = None
     report_skipped: bool = False
     batches: list[BatchProgress] = field(default_factory=list)
@@ -231,6 +257,7 @@ class BronzeBatchWriter:
             int(os.environ[CRASH_ENV]) if os.environ.get(CRASH_ENV, "").isdigit() else None
         )
     )
+    _app_id: str | None = field(default=None, repr=False)
 
     @property
     def records(self) -> int:
@@ -238,10 +265,12 @@ class BronzeBatchWriter:
         return sum(b.records for b in self.batches)
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        """Write ``batch`` (Kafka source schema) as partition ``ingest_batch_id = batch_id``."""
+        """Append ``batch`` (Kafka source schema) as partition ``ingest_batch_id = batch_id``,
+        Delta transaction ``(query id, batch_id)``: skipped if already in the table."""
         from pyspark.sql import functions as F
 
         started = time.monotonic()
+        self._app_id = self._app_id or query_id(self.checkpoint)
         batch = batch.persist()
         try:
             stats = (
@@ -258,12 +287,21 @@ class BronzeBatchWriter:
                 .orderBy("topic", "partition")
                 .collect()
             )
+            columns = [F.col(f"`{c}`") for c in SOURCE_COLUMNS if c != "headers"]
+            headers = F.coalesce(F.col("headers"), F.array().cast(HEADERS_TYPE))
             rows = batch.select(
-                *[F.col(f"`{c}`") for c in SOURCE_COLUMNS],
+                *columns,
+                headers.alias("headers"),
                 F.current_timestamp().alias("ingested_at"),
                 F.lit(batch_id).cast("bigint").alias("ingest_batch_id"),
             )
-            rows.write.insertInto(self.table, overwrite=True)
+            (
+                rows.write.format("delta")
+                .mode("append")
+                .option("txnAppId", self._app_id)
+                .option("txnVersion", str(batch_id))
+                .saveAsTable(self.table)
+            )
         finally:
             batch.unpersist()
         written = {
@@ -287,7 +325,7 @@ class BronzeBatchWriter:
         self, batch_id: int, written: dict[tuple[str, int], PartitionProgress]
     ) -> list[PartitionProgress]:
         """Add skipped offsets and lag (from the checkpoint's offset ranges and :attr:`lag`)."""
-        ranges = batch_ranges(self.checkpoint, batch_id) if self.checkpoint else None
+        ranges = batch_ranges(self.checkpoint, batch_id) if self.ranges else None
         if ranges is None:
             return [written[tp] for tp in sorted(written)]
         start, end = ranges

@@ -14,6 +14,7 @@ interrupted (Ctrl-C in batch mode).
 from __future__ import annotations
 
 import argparse
+import re
 import signal
 import sys
 import tempfile
@@ -95,20 +96,23 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="Kafka client property (librdkafka names), repeatable: security.protocol, sasl.*",
+        help="Kafka client property, repeatable (security.protocol, sasl.*, ssl.*): Spark's "
+        "Kafka source gets each as kafka.KEY (Java client names), the preflight and lag "
+        "client (librdkafka) the names it has",
     )
     kafka.add_argument(
         "--starting-offsets",
         choices=("earliest", "latest"),
         default="earliest",
-        help="where partitions without a checkpoint entry start (default earliest)",
+        help="where the partitions start when there is no checkpoint yet (default earliest; "
+        "partitions added later start at their earliest offset)",
     )
     kafka.add_argument(
         "--on-missing-offsets",
         choices=("fail", "skip"),
         default="fail",
-        help="checkpoint offsets deleted by retention: stop (default) or skip to the first "
-        "offset still there, printing how many were skipped",
+        help="offsets to read deleted by retention: stop (default) or skip to the first "
+        "offset still there, printing how many were skipped (Spark's failOnDataLoss)",
     )
     kafka.add_argument(
         "--mode",
@@ -144,7 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-records-per-batch",
         type=_positive_int,
         metavar="N",
-        help="at most N records per micro-batch (default: everything in one batch)",
+        help="at most N records per micro-batch (default: everything in one batch; Kafka: "
+        "Spark's maxOffsetsPerTrigger, shared out among the partitions by their backlog)",
     )
     return parser
 
@@ -159,22 +164,29 @@ def _dump_error_in(text: str) -> str | None:
     return None
 
 
-_USER_ERRORS = (
-    "MissingOffsetsError: ",
-    "UnknownTopicError: ",
-    "BrokerUnreachableError: ",
-    "KafkaReadError: ",
+_DATA_LOSS = re.compile(
+    r"(?:\[KAFKA_DATA_LOSS\.[A-Z_]+\] )?Some data may have been lost because they "
+    r"are not available in Kafka any more"
 )
+_REASON_END = re.compile(r"\s*(?:SQLSTATE:|=== Streaming Query ===|\n\s*at |$)")
 
 
 def _kafka_error_in(text: str) -> str | None:
-    """The message of a :class:`~cdc_lakehouse.kafka.client.KafkaSourceError` raised inside
-    the streaming source (wrapped in Spark's exception text), or ``None``."""
-    for line in text.splitlines():
-        for marker in _USER_ERRORS:
-            if marker in line:
-                return line.split(marker, 1)[1].strip()
-    return None
+    """A one-line message for Spark's Kafka source failing on records that are no longer on
+    the broker (its ``KAFKA_DATA_LOSS`` errors, ``failOnDataLoss``: retention deleted them, or
+    a topic or partition was deleted, while ``--on-missing-offsets fail``), or ``None``."""
+    match = _DATA_LOSS.search(text)
+    if match is None:
+        return None
+    _, _, rest = text[match.end() :].partition("Reason:")
+    end = _REASON_END.search(rest)
+    reason = " ".join(rest[: end.start() if end else None].split()).rstrip(".")
+    return (
+        f"Spark's Kafka source stopped: {reason or 'data lost'}: records to ingest are no "
+        "longer on the broker (deleted by retention, or their topic or partition was "
+        "deleted). Rerun with --on-missing-offsets skip to go on from the first offset still "
+        "there, or drop the table and its checkpoint to ingest from scratch."
+    )
 
 
 @contextmanager

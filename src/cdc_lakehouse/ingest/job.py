@@ -6,7 +6,8 @@ Two steps so that every problem a person can fix is reported before the JVM star
    (:func:`cdc_lakehouse.dump.build_index`), or check the broker, the topics and the
    checkpoint's offsets (:func:`cdc_lakehouse.ingest.kafka_stream.preflight`).
 2. :func:`run_ingest`: check the table and checkpoint agree, create the table if missing, then
-   run the source into :class:`~cdc_lakehouse.ingest.bronze.BronzeBatchWriter`:
+   run the source (the dump's Python data source, or Spark's Kafka source) into
+   :class:`~cdc_lakehouse.ingest.bronze.BronzeBatchWriter`:
    ``batch`` mode with ``Trigger.AvailableNow`` (everything beyond the checkpoint, then stop),
    ``continuous`` mode with a processing-time trigger until asked to stop, which happens
    between batches, so the last batch is committed.
@@ -27,6 +28,7 @@ from cdc_lakehouse.dump import DumpIndex, build_index, save_scan, scan_file
 from cdc_lakehouse.ingest.bronze import BronzeBatchWriter, check_checkpoint, ensure_table
 from cdc_lakehouse.ingest.dump_source import SOURCE_NAME, CdcDumpDataSource, source_options
 from cdc_lakehouse.ingest.kafka_stream import (
+    READER,
     KafkaOptions,
     LagProbe,
     kafka_stream,
@@ -220,21 +222,20 @@ def _run(
     ensure_table(spark, opts.table)
     lag: LagProbe | None = None
     if opts.kafka is not None:
-        stream, reader = kafka_stream(
-            spark, opts.kafka, plan.topics, opts.checkpoint, opts.max_records_per_batch
-        )
-        print(f"reader: {reader}", file=stream_out, flush=True)
+        stream = kafka_stream(spark, opts.kafka, plan.topics, opts.max_records_per_batch)
+        print(f"reader: {READER} (Spark's Kafka source)", file=stream_out, flush=True)
         lag = LagProbe(opts.kafka)
         writer = BronzeBatchWriter(
             table=opts.table,
-            out=stream_out,
             checkpoint=opts.checkpoint,
+            out=stream_out,
+            ranges=True,
             lag=lag,
-            report_skipped=True,
+            report_skipped=opts.kafka.on_missing_offsets == "skip",
         )
     else:
         stream = _dump_stream(spark, plan, scan_dir)
-        writer = BronzeBatchWriter(table=opts.table, out=stream_out)
+        writer = BronzeBatchWriter(table=opts.table, checkpoint=opts.checkpoint, out=stream_out)
     builder = (
         stream.writeStream.queryName(f"ingest_{opts.table.replace('.', '_')}")
         .foreachBatch(writer)
@@ -250,8 +251,8 @@ def _run(
     finally:
         if lag is not None:
             lag.close()
-        # The query wrote through its own cloned session; a replayed batch replaced files this
-        # session may have listed before, so drop its cached listing of the table.
+        # The query wrote through its own cloned session: drop this session's cached view of
+        # the table, so that it reads the batches just written.
         spark.catalog.refreshTable(opts.table)
     result = IngestResult(
         records=writer.records, batches=len(writer.batches), seconds=time.monotonic() - started

@@ -1,14 +1,14 @@
 """The Kafka side of the ingest job: options, checks before Spark starts, the stream, lag.
 
 - :func:`select_topics`: the registry's topics, narrowed by ``--topics``.
-- :func:`preflight` (driver, no Spark): the broker answers within the timeout, every topic
-  exists, and no checkpoint offset was deleted by retention (unless ``skip``), so these
-  problems are one ``error:`` line before the JVM starts.
-- :func:`kafka_stream`: Spark's own ``kafka`` source when its connector is on the classpath
-  (``org.apache.spark.sql.kafka010.KafkaSourceProvider``), else the ``cdc_kafka`` Python
-  source (:mod:`cdc_lakehouse.ingest.kafka_source`). Both keep Kafka offsets in the
-  checkpoint in the same JSON shape.
-- :class:`LagProbe`: per topic-partition how far a batch's end is behind the real end.
+- :func:`preflight` (driver, confluent-kafka, no Spark): the broker answers within the
+  timeout, every topic exists, and no checkpoint offset was deleted by retention (unless
+  ``skip``), so these problems are one ``error:`` line before the JVM starts.
+- :func:`kafka_stream`: Spark's Kafka source (``readStream.format("kafka")``,
+  ``spark-sql-kafka-0-10``, on the class path by ``spark.jars``) with the job's options mapped
+  to its own (:func:`source_options`). Its offsets live in the checkpoint: per batch the
+  offsets log holds ``{"<topic>": {"<partition>": <next offset>}}``.
+- :class:`LagProbe`: per topic-partition how far a batch's end is behind the partition's end.
 """
 
 from __future__ import annotations
@@ -19,19 +19,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cdc_lakehouse.ingest.kafka_offsets import ON_MISSING, STARTING, resolve_begin
 from cdc_lakehouse.ingest.offsets import (
     KafkaOffsets,
     from_json_offsets,
     last_committed_offsets,
+    last_planned_offsets,
 )
 from cdc_lakehouse.kafka.client import (
     DEFAULT_TIMEOUT_S,
     KafkaSourceError,
+    MissingOffsetsError,
     TopicPartition,
     list_partitions,
     open_consumer,
-    real_end_offsets,
     watermarks,
 )
 from cdc_lakehouse.settings import ConfigError
@@ -40,22 +40,19 @@ if TYPE_CHECKING:
     from confluent_kafka import Consumer
     from pyspark.sql import DataFrame, SparkSession
 
-SPARK_KAFKA_PROVIDER = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
-
-
-def initial_offsets_path(checkpoint: Path) -> Path:
-    """Where the ``cdc_kafka`` source keeps the query's initial offsets (JSON)."""
-    return checkpoint / "cdc_kafka" / "initial-offsets.json"
-
-
-def nothing_read_yet(checkpoint: Path) -> bool:
-    """Are the checkpoint's last committed offsets still the query's initial offsets?"""
-    path = initial_offsets_path(checkpoint)
-    try:
-        initial = from_json_offsets(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, AttributeError):
-        return False
-    return last_committed_offsets(checkpoint) == initial
+ON_MISSING = ("fail", "skip")
+STARTING = ("earliest", "latest")
+READER = "spark-kafka"
+"""What the job's ``reader:`` line names: Spark's Kafka source."""
+SPARK_SETS = {
+    "auto.offset.reset": "--starting-offsets",
+    "enable.auto.commit": None,
+    "key.deserializer": None,
+    "value.deserializer": None,
+    "interceptor.classes": None,
+}
+"""Kafka client properties Spark's Kafka source refuses (it sets them itself) -> the option
+that does the job instead, if any."""
 
 
 @dataclass(frozen=True)
@@ -65,10 +62,13 @@ class KafkaOptions:
     Attributes:
         bootstrap_servers: ``HOST:PORT[,HOST:PORT...]``.
         topics: topics to read (a subset of the registry), ``None`` for all of it.
-        properties: librdkafka client properties (security.protocol, sasl.*, ssl.*, ...).
-        starting_offsets: ``earliest`` / ``latest`` for partitions without checkpoint entry.
-        on_missing_offsets: ``fail`` / ``skip`` when checkpoint offsets were deleted.
-        timeout_s: bound on broker requests, seconds.
+        properties: Kafka client properties (``security.protocol``, ``sasl.*``, ``ssl.*``,
+            ...): Spark's source gets each as ``kafka.<name>`` (Java client names); the
+            preflight and lag client (librdkafka) those it has.
+        starting_offsets: ``earliest`` / ``latest`` for partitions when the query starts
+            without a checkpoint (partitions found later start at their earliest offset).
+        on_missing_offsets: ``fail`` / ``skip`` when offsets to read were deleted.
+        timeout_s: bound on the preflight's broker requests, seconds.
     """
 
     bootstrap_servers: str
@@ -103,24 +103,87 @@ def select_topics(
 
 
 def check_options(options: KafkaOptions) -> None:
-    """Raises ConfigError on an unknown ``starting_offsets`` / ``on_missing_offsets``."""
+    """Raises ConfigError on an unknown ``starting_offsets`` / ``on_missing_offsets``, or a
+    client property Spark's Kafka source sets itself."""
     if options.starting_offsets not in STARTING:
         raise ConfigError(f"--starting-offsets must be one of {', '.join(STARTING)}.")
     if options.on_missing_offsets not in ON_MISSING:
         raise ConfigError(f"--on-missing-offsets must be one of {', '.join(ON_MISSING)}.")
+    for key in options.properties:
+        if key in SPARK_SETS:
+            instead = SPARK_SETS[key]
+            hint = f": use {instead}" if instead else ""
+            raise ConfigError(f"--kafka-property {key}: Spark's Kafka source sets it itself{hint}.")
+
+
+def resolve_begin(
+    tp: TopicPartition, start: Mapping[TopicPartition, int], low: int, on_missing: str
+) -> tuple[int, int]:
+    """Where the next batch of ``tp`` begins, and how many offsets it skips.
+
+    Args:
+        tp: the topic-partition.
+        start: the checkpoint's offsets (next offset to read per topic-partition).
+        low: the partition's first offset still on the broker (low watermark).
+        on_missing: ``fail`` or ``skip`` (see :data:`ON_MISSING`).
+
+    Returns:
+        ``(begin, skipped)``: a partition without a checkpoint entry begins at ``low``,
+        skipping nothing; one whose checkpoint offset is still on the broker begins there; one
+        whose checkpoint offset is below ``low`` (deleted by retention) begins at ``low`` with
+        ``skip``, skipping ``low - start`` offsets.
+
+    Raises:
+        MissingOffsetsError: checkpoint offset below ``low`` and ``on_missing`` is ``fail``.
+    """
+    if tp not in start:
+        return low, 0
+    offset = start[tp]
+    if offset >= low:
+        return offset, 0
+    if on_missing == "skip":
+        return low, low - offset
+    topic, partition = tp
+    raise MissingOffsetsError(
+        f"{topic} partition {partition}: the checkpoint continues at offset {offset} but the "
+        f"broker's first offset is {low}: {low - offset} offset(s) were deleted (retention) "
+        "before they were ingested. Rerun with --on-missing-offsets skip to continue from "
+        f"offset {low}, or drop the table and its checkpoint to ingest from scratch."
+    )
+
+
+def check_checkpoint_topics(topics: Sequence[str], checkpoint: Path) -> None:
+    """Refuse to leave out a topic the checkpoint reads: Spark's Kafka source would take its
+    partitions for deleted (and, read again later, start them over at their earliest offset:
+    records twice). Topics may be added: their partitions start at their earliest offset.
+
+    Raises:
+        ConfigError: the checkpoint's last planned batch has a topic not in ``topics``.
+    """
+    planned = last_planned_offsets(checkpoint) or {}
+    left_out = sorted({topic for topic, _ in planned} - set(topics))
+    if left_out:
+        raise ConfigError(
+            f"checkpoint {checkpoint} reads topic(s) {', '.join(left_out)} too, which this run "
+            "leaves out (--topics or the registry): a checkpoint keeps its topics. Add them "
+            "back, or give these topics their own --checkpoint and --table."
+        )
 
 
 def preflight(options: KafkaOptions, topics: Sequence[str], checkpoint: Path) -> KafkaOffsets:
-    """Check the broker, the topics and the checkpoint's offsets before Spark starts.
+    """Check the options, the checkpoint's topics, the broker, the topics and the
+    checkpoint's offsets before Spark starts.
 
     Returns:
         Per topic-partition, how many offsets the next batch skips (``skip`` only).
 
     Raises:
+        ConfigError: see :func:`check_options` and :func:`check_checkpoint_topics`.
         BrokerUnreachableError, UnknownTopicError, MissingOffsetsError: see
             :mod:`cdc_lakehouse.kafka.client`.
     """
     check_options(options)
+    check_checkpoint_topics(topics, checkpoint)
     consumer = open_consumer(options.bootstrap_servers, options.properties, options.timeout_s)
     try:
         parts = list_partitions(consumer, topics, options.bootstrap_servers, options.timeout_s)
@@ -137,67 +200,69 @@ def preflight(options: KafkaOptions, topics: Sequence[str], checkpoint: Path) ->
         consumer.close()
 
 
-def spark_kafka_available(spark: SparkSession) -> bool:
-    """Is Spark's own Kafka source (``spark-sql-kafka-0-10``) on the JVM classpath?"""
-    try:
-        spark.sparkContext._jvm.java.lang.Class.forName(SPARK_KAFKA_PROVIDER)  # type: ignore[union-attr]
-    except Exception:
-        return False
-    return True
+def source_options(
+    options: KafkaOptions, topics: Sequence[str], max_records: int | None
+) -> dict[str, str]:
+    """The options of Spark's Kafka source for the job's options (``dict[str, str]``):
+    ``kafka.bootstrap.servers``, ``subscribe`` (the topics, comma-separated),
+    ``startingOffsets``, ``failOnDataLoss`` (``--on-missing-offsets fail``),
+    ``includeHeaders``, ``maxOffsetsPerTrigger`` (``--max-records-per-batch``; Spark shares it
+    out among the partitions by their backlog, also under ``availableNow``) and
+    ``kafka.<name>`` per client property."""
+    out = {
+        "kafka.bootstrap.servers": options.bootstrap_servers,
+        "subscribe": ",".join(topics),
+        "startingOffsets": options.starting_offsets,
+        "failOnDataLoss": str(options.on_missing_offsets == "fail").lower(),
+        "includeHeaders": "true",
+    }
+    for key, value in options.properties.items():
+        if key != "bootstrap.servers":
+            out[f"kafka.{key}"] = value
+    if max_records:
+        out["maxOffsetsPerTrigger"] = str(max_records)
+    return out
 
 
 def kafka_stream(
     spark: SparkSession,
     options: KafkaOptions,
     topics: Sequence[str],
-    checkpoint: Path,
     max_records_per_batch: int | None,
-) -> tuple[DataFrame, str]:
-    """The streaming DataFrame of the topics (Spark's Kafka source schema), and which reader
-    (``spark-kafka`` or ``cdc_kafka``) it uses."""
-    if spark_kafka_available(spark):
-        reader = (
-            spark.readStream.format("kafka")
-            .option("kafka.bootstrap.servers", options.bootstrap_servers)
-            .option("subscribe", ",".join(topics))
-            .option("startingOffsets", options.starting_offsets)
-            .option("includeHeaders", "true")
-            .option("failOnDataLoss", str(options.on_missing_offsets == "fail").lower())
-        )
-        for key, value in options.properties.items():
-            reader = reader.option(f"kafka.{key}", value)
-        if max_records_per_batch:
-            reader = reader.option("maxOffsetsPerTrigger", str(max_records_per_batch))
-        return reader.load(), "spark-kafka"
-    from cdc_lakehouse.ingest.kafka_source import (
-        SOURCE_NAME,
-        CdcKafkaDataSource,
-        source_options,
-    )
+) -> DataFrame:
+    """The streaming DataFrame of the topics from Spark's Kafka source (its schema: key,
+    value, topic, partition, offset, timestamp, timestampType, headers)."""
+    reader = spark.readStream.format("kafka")
+    for key, value in source_options(options, topics, max_records_per_batch).items():
+        reader = reader.option(key, value)
+    return reader.load()
 
-    spark.dataSource.register(CdcKafkaDataSource)
-    stream = (
-        spark.readStream.format(SOURCE_NAME)
-        .options(
-            **source_options(
-                options.bootstrap_servers,
-                topics,
-                options.properties,
-                starting_offsets=options.starting_offsets,
-                on_missing_offsets=options.on_missing_offsets,
-                max_records_per_batch=max_records_per_batch,
-                timeout_s=options.timeout_s,
-                initial_offsets_path=initial_offsets_path(checkpoint),
-            )
-        )
-        .load()
-    )
-    return stream, SOURCE_NAME
+
+def initial_offsets(checkpoint: Path) -> KafkaOffsets | None:
+    """The offsets Spark's Kafka source started the query at (``sources/0/0`` of the
+    checkpoint: a zero byte, ``v1``, the offsets' JSON), or ``None`` if there are none."""
+    path = checkpoint / "sources" / "0" / "0"
+    try:
+        text = path.read_bytes().lstrip(b"\x00").decode("utf-8")
+        version, _, body = text.partition("\n")
+        if not version.startswith("v"):
+            return None
+        return from_json_offsets(json.loads(body))
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def nothing_read_yet(checkpoint: Path) -> bool:
+    """Are the checkpoint's last committed offsets still the query's initial offsets (every
+    committed batch was empty, as after ``--starting-offsets latest`` with no new record)?"""
+    initial = initial_offsets(checkpoint)
+    return initial is not None and last_committed_offsets(checkpoint) == initial
 
 
 @dataclass
 class LagProbe:
-    """Callable: per topic-partition, the real end minus the given offset (records behind).
+    """Callable: per topic-partition, the partition's end (high watermark) minus the given
+    offset: the records still to ingest after a batch.
 
     Failures (broker gone for a moment) give ``{}``: lag is then not shown.
     """
@@ -213,11 +278,9 @@ class LagProbe:
                     self.options.bootstrap_servers, self.options.properties, self.options.timeout_s
                 )
             marks = watermarks(self._consumer, ends, self.options.timeout_s)
-            positions = {tp: max(marks[tp][1], ends[tp]) for tp in ends}
-            real = real_end_offsets(self._consumer, positions, self.options.timeout_s)
         except (KafkaSourceError, ConfigError):
             return {}
-        return {tp: max(0, real[tp] - ends[tp]) for tp in ends}
+        return {tp: max(0, marks[tp][1] - ends[tp]) for tp in ends}
 
     def close(self) -> None:
         """Close the consumer."""

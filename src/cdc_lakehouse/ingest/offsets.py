@@ -104,11 +104,23 @@ def batch_ranges(checkpoint: Path, batch_id: int) -> tuple[KafkaOffsets, KafkaOf
     return (start, end) if start is not None else None
 
 
+def _last_entry(checkpoint: Path, log: str) -> int | None:
+    directory = checkpoint / log
+    if not directory.is_dir():
+        return None
+    ids = sorted(int(p.name) for p in directory.iterdir() if p.name.isdigit())
+    return ids[-1] if ids else None
+
+
 def last_committed_offsets(checkpoint: Path) -> KafkaOffsets | None:
     """End offsets of the checkpoint's last committed batch (where the next run continues), or
     ``None`` when nothing is committed."""
-    commits = checkpoint / "commits"
-    if not commits.is_dir():
-        return None
-    ids = sorted(int(p.name) for p in commits.iterdir() if p.name.isdigit())
-    return read_offset_log(checkpoint, ids[-1]) if ids else None
+    last = _last_entry(checkpoint, "commits")
+    return read_offset_log(checkpoint, last) if last is not None else None
+
+
+def last_planned_offsets(checkpoint: Path) -> KafkaOffsets | None:
+    """End offsets of the checkpoint's last planned batch (committed or not: a rerun replays
+    it first), or ``None`` when no batch was planned."""
+    last = _last_entry(checkpoint, "offsets")
+    return read_offset_log(checkpoint, last) if last is not None else None

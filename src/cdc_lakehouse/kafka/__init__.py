@@ -1,6 +1,7 @@
-"""Kafka helpers shared by the ingest job, the tests and the demo.
+"""Kafka helpers shared by the ingest job, the tests and the demos.
 
-Modules: :mod:`.client` (consumer settings, reachability, topic metadata, watermarks and the
-real end of a partition), :mod:`.broker` (a local Tansu broker for tests and demos),
-:mod:`.produce` (``python -m cdc_lakehouse.kafka.produce``: a topic dump -> Kafka).
+Modules: :mod:`.client` (confluent-kafka settings, reachability, topic metadata and
+watermarks, for the checks before Spark starts and the lag report), :mod:`.broker` (a local
+Apache Kafka broker, KRaft, from the Maven jars, for tests and demos), :mod:`.produce`
+(``python -m cdc_lakehouse.kafka.produce``: a topic dump -> Kafka).
 """

@@ -1,18 +1,17 @@
-"""confluent-kafka consumers for the ingest job: settings, metadata, watermarks, real ends.
+"""confluent-kafka clients of the driver: settings, metadata and watermarks.
 
-Every consumer reads with explicit partition assignment (``Consumer.assign``): it never joins
+Spark's Kafka source reads the records; this client library, which needs no JVM, does what is
+best done before Spark starts and beside it: checking that the broker answers, that the
+topics exist and that the checkpoint's offsets are still on the broker
+(:func:`cdc_lakehouse.ingest.kafka_stream.preflight`), and the lag report after each batch
+(:class:`cdc_lakehouse.ingest.kafka_stream.LagProbe`).
+
+Every consumer reads metadata by explicit partition (``get_watermark_offsets``): it never joins
 a consumer group and never commits offsets (``enable.auto.commit=false``); the ``group.id`` is
 set only because the client requires one. Offsets live in the Spark checkpoint.
 
 Timeouts are in seconds (:data:`DEFAULT_TIMEOUT_S`), passed to librdkafka in ms
 (``socket.timeout.ms``, ``socket.connection.setup.timeout.ms``).
-
-**Real end of a partition.** Tansu (the local test broker) answers ListOffsets LATEST with the
-base offset of the partition's last record batch + 1, which is lower than the real end
-(last offset + 1) when a producer batched several records. :func:`real_end_offsets` therefore
-reads the tail: from ``max(high watermark, known end)`` until end-of-partition
-(``enable.partition.eof``), and reports ``max(high watermark, last offset seen + 1)``. On a
-broker that reports watermarks correctly the tail is empty and this costs one fetch.
 
 Errors are :class:`KafkaSourceError` subclasses whose message says what to fix.
 """
@@ -32,15 +31,12 @@ if TYPE_CHECKING:
 TopicPartition = tuple[str, int]
 DEFAULT_TIMEOUT_S = 10.0
 """Bound on connecting, metadata and watermark requests, seconds."""
-TAIL_CHASE_S = 2.0
-"""How long :func:`real_end_offsets` follows a partition that keeps growing, seconds."""
 GROUP_ID = "cdc-lakehouse-ingest"
 """Required by the client; never used to join a group or commit (assignment only)."""
 
 _FORCED = {
     "enable.auto.commit": False,
     "enable.auto.offset.store": False,
-    "enable.partition.eof": True,
     "auto.offset.reset": "error",
     "allow.auto.create.topics": False,
 }
@@ -102,7 +98,6 @@ def consumer_config(
         "socket.timeout.ms": timeout_ms,
         "socket.connection.setup.timeout.ms": timeout_ms,
         "log.connection.close": False,
-        "fetch.wait.max.ms": 50,
         "client.id": "cdc-lakehouse-ingest",
     }
     conf.update(properties or {})
@@ -117,17 +112,43 @@ def open_consumer(
     properties: Mapping[str, str] | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> Consumer:
-    """A new assignment-only consumer (see :func:`consumer_config`).
+    """A new assignment-only consumer (see :func:`consumer_config`). Properties librdkafka
+    does not have (Java client names for Spark's Kafka source, e.g. ``sasl.jaas.config``,
+    ``ssl.truststore.location``) are left out: see :func:`librdkafka_properties`.
 
     Raises:
-        ConfigError: librdkafka rejects a property (the message names it).
+        ConfigError: librdkafka rejects a property value (the message names it).
     """
     from confluent_kafka import Consumer, KafkaException
 
+    props = librdkafka_properties(properties or {})
     try:
-        return Consumer(consumer_config(bootstrap, properties, timeout_s))
+        return Consumer(consumer_config(bootstrap, props, timeout_s))
     except (KafkaException, ValueError, TypeError) as exc:
         raise ConfigError(f"Kafka client settings rejected: {_text(exc)}") from exc
+
+
+_FOREIGN = ("No such configuration property", "not supported")
+"""librdkafka's words for a property name it does not have, or a Java client's it refuses."""
+
+
+def librdkafka_properties(properties: Mapping[str, str]) -> dict[str, str]:
+    """``properties`` without the names librdkafka does not have or refuses as Java-only
+    (its error says ``No such configuration property`` or ``... not supported``): the
+    ``--kafka-property`` pairs serve Spark's Kafka source (the Java client) and this client
+    alike, and each takes the names it knows. Values of known names are not checked here."""
+    from confluent_kafka import Consumer, KafkaException
+
+    def foreign(key: str, value: str) -> bool:
+        try:
+            Consumer({"group.id": GROUP_ID, key: value, "logger": _LIBRDKAFKA_LOG}).close()
+        except KafkaException as exc:
+            return any(word in _text(exc) for word in _FOREIGN)
+        except (ValueError, TypeError):
+            return False
+        return False
+
+    return {key: value for key, value in properties.items() if not foreign(key, value)}
 
 
 def _text(exc: BaseException) -> str:
@@ -177,8 +198,8 @@ def watermarks(
     partitions: Iterable[TopicPartition],
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> dict[TopicPartition, tuple[int, int]]:
-    """``(low, high)`` watermark offsets per topic-partition, as the broker reports them (see
-    the module docstring: the high watermark may be lower than the real end).
+    """``(low, high)`` watermark offsets per topic-partition: the first offset still on the
+    broker and the end (last offset + 1), as the broker reports them.
 
     Raises:
         KafkaReadError: the broker did not answer within ``timeout_s``.
@@ -199,58 +220,3 @@ def watermarks(
             ) from exc
         out[(topic, partition)] = (int(low), int(high))
     return out
-
-
-def real_end_offsets(
-    consumer: Consumer,
-    positions: Mapping[TopicPartition, int],
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    chase_s: float = TAIL_CHASE_S,
-) -> dict[TopicPartition, int]:
-    """The real end (last offset + 1) of each partition, reading from ``positions`` (a lower
-    bound of the end, e.g. ``max(high watermark, known end)``) until end-of-partition, or for
-    at most ``chase_s`` seconds on a partition that keeps growing: a producer that does not
-    stop never gives end-of-partition, and the last offset read is a real end to stop at (the
-    next call reads on from there).
-
-    Returns:
-        Per topic-partition ``max(position, last offset seen + 1)``.
-
-    Raises:
-        KafkaReadError: no end-of-partition within ``timeout_s`` of the last progress.
-    """
-    from confluent_kafka import KafkaError
-    from confluent_kafka import TopicPartition as KTP
-
-    ends = {tp: int(pos) for tp, pos in positions.items()}
-    if not ends:
-        return ends
-    pending = set(ends)
-    consumer.assign([KTP(t, p, ends[(t, p)]) for t, p in sorted(ends)])
-    try:
-        deadline = time.monotonic() + timeout_s
-        chase_until = time.monotonic() + chase_s
-        while pending:
-            if time.monotonic() > chase_until:
-                pending = {tp for tp in pending if ends[tp] == positions[tp]}
-                if not pending:
-                    break
-            if time.monotonic() > deadline:
-                names = ", ".join(f"{t} [{p}]" for t, p in sorted(pending))
-                raise KafkaReadError(
-                    f"no end-of-partition from the broker within {timeout_s:.0f} s for {names}."
-                )
-            for msg in consumer.consume(num_messages=1000, timeout=0.1):
-                tp = (msg.topic(), msg.partition())
-                err = msg.error()
-                if err is None:
-                    ends[tp] = max(ends[tp], msg.offset() + 1)
-                    deadline = time.monotonic() + timeout_s
-                elif err.code() == KafkaError._PARTITION_EOF:
-                    ends[tp] = max(ends[tp], msg.offset())
-                    pending.discard(tp)
-                else:
-                    raise KafkaReadError(f"{tp[0]} partition {tp[1]}: {err.str()}")
-    finally:
-        consumer.unassign()
-    return ends
