@@ -73,6 +73,21 @@ live_rows as (
     where not is_deleted
 ),
 
+{% if incremental %}
+ended_identities as (
+    select
+        source_format,
+        source_database,
+        source_schema,
+        source_table,
+        row_key
+    from row_versions
+    where current_version is null or current_version.is_deleted
+    union
+    {{ retracted_identities('change_events', applied_batch_id) }}
+),
+{% endif %}
+
 final as (
     select * from live_rows
     {% if incremental %}
@@ -80,23 +95,17 @@ final as (
     {# the identities that are not live any more (deleted, or retracted): rows that delete
        theirs (the join on false gives every other column NULL, of its type) #}
     select
-        ended.source_format,
-        ended.source_database,
-        ended.source_schema,
-        ended.source_table,
-        ended.row_key,
+        ended_identities.source_format,
+        ended_identities.source_database,
+        ended_identities.source_schema,
+        ended_identities.source_table,
+        ended_identities.row_key,
         live_rows.row_values,
         live_rows.last_op,
         live_rows.last_ordering_key,
         live_rows.last_event_time,
         live_rows.last_resolved_batch_id
-    from (
-        select source_format, source_database, source_schema, source_table, row_key
-        from row_versions
-        where current_version is null or current_version.is_deleted
-        union
-        {{ retracted_identities('change_events', applied_batch_id) }}
-    ) as ended
+    from ended_identities
     left join live_rows on false
     {% endif %}
 )

@@ -156,8 +156,12 @@ carried_bounds as (
 {% endif %}
 
 {% if incremental %}
-{# the provisional identities of changes keyed again since (macro retracted_identities) that
-   the table holds: they are deleted #}
+{# the provisional identities of changes keyed again since (macro retracted_identities) #}
+retracted_keys as (
+    {{ retracted_identities('change_events', applied_batch_id) }}
+),
+
+{# those the table holds: they are deleted #}
 retracted_identities as (
     select
         held.source_format,
@@ -167,9 +171,9 @@ retracted_identities as (
         held.row_key,
         held.row_bucket
     from {{ this }} as held
-    left semi join ({{ retracted_identities('change_events', applied_batch_id) }}) as retracted
-        on {{ same_table('held', 'retracted') }}
-        and held.row_key = retracted.row_key
+    left semi join retracted_keys
+        on {{ same_table('held', 'retracted_keys') }}
+        and held.row_key = retracted_keys.row_key
     where {{ computed_once() }}
 ),
 
