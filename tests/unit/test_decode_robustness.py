@@ -25,8 +25,11 @@ from cdc_lakehouse.decode.json_text import (
     _exact_loads,
     depth,
     loads,
+    value_text,
 )
 from cdc_lakehouse.formats import MANIFEST
+from tests.dbt_models import fault_matrix_cases
+from tests.dbt_models.fault_matrix_cases import NUMBER_FORMS
 
 
 def nested(levels: int) -> str:
@@ -80,6 +83,30 @@ def test_exact_number_text_is_kept():
 
 
 @pytest.mark.parametrize(
+    "form", NUMBER_FORMS, ids=lambda f: f if len(f) < 30 else f"{len(f)} chars"
+)
+def test_every_json_number_form_keeps_its_text(form):
+    """Issue 48: ``-0`` came back as ``0`` (an integer to the parser); every form keeps the
+    text as sent, alone, as an object's value beside a date, and inside a nested value."""
+    text = f'{{"d":"2024-01-05","v":{form},"j":{{"w":[{form}, -0.5]}}}}'
+    for given in (text, text.encode()):
+        value = loads(given)
+        assert value_text(value["v"]) == form
+        assert value_text(value["j"]) == f'{{"w":[{form},-0.5]}}'
+        assert value_text(loads(form if isinstance(given, str) else form.encode())) == form
+
+
+def test_negative_zero_still_reads_as_the_integer_zero():
+    """``-0`` keeps its text, and a field that reads an integer still reads 0, as before."""
+    value = loads('{"id":-0,"n":[-0]}')
+    assert value["id"] == 0 and isinstance(value["id"], int)
+    assert shared.digits(value, "id") == "0"
+    row = dts_canal.decode_message(b'{"type":"INSERT","id":-0,"es":-0,"data":[{"a":-0}]}')[0]
+    assert (row["decode_error"], row["canal_id"], row["es_ms"]) == (None, "0", 0)
+    assert row["after_image"] == [("a", "-0")]
+
+
+@pytest.mark.parametrize(
     "text",
     [
         '{"a\\u003a":1,"a":1,"a":2}',  # an escaped colon makes up for the lost entry's ":"
@@ -97,6 +124,14 @@ def test_a_repeated_key_is_refused_whatever_the_colon_count_sees(text):
 
 PARITY_TEXTS = [
     '{"a":1.50,"b":1e3,"c":-0.0,"d":1E+03,"e":-0,"f":' + "4" * 40 + "}",
+    "-0",
+    '{"t":"12:00 -0","u":"a-0","d":"2024-01-05","n":-0.5,"z":[0,-0 ,-1]}',
+    "[-0]",
+    '[-0.0,-0e1,"-0",{"k-0":"-0"},-0]',
+    '{"x":"-0","y":"3ccc1ca4-0b8e"}',
+    '{"a":"\\u002d0","b":-0}',  # an escaped "-" before the 0 of a string, and -0
+    '{"a":"\\u002d0","b":0}',
+    '["a\\"b", -0]',
     "1" * 4300,
     "1" * 4301,  # Python's int limit: the stdlib error
     '["\\ud800", "\\udc00x", "\\ud83d\\ude00", "\\u0000"]',
@@ -226,6 +261,55 @@ def test_every_json_decoder_quarantines_a_repeated_key(name):
 @pytest.mark.parametrize("module", sorted({fmt.decoder_module for fmt in MANIFEST}))
 def test_every_decoder_names_decoder_error_among_its_reasons(module):
     assert shared.DECODER_ERROR in importlib.import_module(module).REASONS
+
+
+IMAGE_FIELDS = {
+    "dataworks_json": "after_image",
+    "datahub_blob": "after_image",
+    "datahub_tuple": "row_image",
+    "lindorm_debezium": "after_image",
+    "dts_shareplex_json": "data_image",
+    "dts_canal_json": "after_image",
+    "qlik_json": "after_image",
+}
+"""Every JSON format (the shared parser's users) -> the field of an insert's row values."""
+
+
+def decoded_image(format_: str, raw: bytes) -> dict[str, str | None]:
+    """The row values ``format_``'s decoder reads from one insert (column names lower case)."""
+    if format_ == "dts_canal_json":
+        row = dts_canal.decode_message(raw)[0]
+    elif format_ == "qlik_json":
+        topic = fault_matrix_cases.topic(format_)
+        metadata = fault_matrix_cases.MATRIX[format_][2][0]
+        entry = qlik.metadata_entries(metadata, format_, topic, 0, 0)
+        row = qlik.decode_one(raw, catalog=qlik.MetadataCatalog([entry]), topic=topic)
+    else:
+        decode = {
+            "dataworks_json": dataworks.decode_envelope,
+            "datahub_blob": dataworks.decode_envelope,
+            "datahub_tuple": datahub_tuple.decode_one,
+            "lindorm_debezium": lindorm.decode_one,
+            "dts_shareplex_json": dts_shareplex.decode_one,
+        }[format_]
+        row = decode(raw)
+    assert row["decode_error"] is None, row["decode_error_detail"]
+    return {name.lower(): text for name, text in row[IMAGE_FIELDS[format_]]}
+
+
+def test_every_json_format_is_checked_for_number_forms():
+    json_formats = {fmt.name for fmt in MANIFEST if fmt.value_encoding == "json"}
+    assert set(IMAGE_FIELDS) == json_formats
+
+
+@pytest.mark.parametrize("format_", sorted(IMAGE_FIELDS))
+def test_every_json_decoder_keeps_the_text_of_every_number_form(format_):
+    """Issue 48: DataWorks, Canal and Lindorm stored ``-0`` as ``"0"``."""
+    got = {}
+    for form in NUMBER_FORMS:
+        row = {"id": 1, "note": "n", "amount": fault_matrix_cases.raw(form)}
+        got[form] = decoded_image(format_, fault_matrix_cases.good_message(format_, 1, row))
+    assert {form: image["amount"] for form, image in got.items()} == {f: f for f in NUMBER_FORMS}
 
 
 # --------------------------------------------------------------------------- the Arrow loop

@@ -89,7 +89,7 @@ def _digits(record: dict[str, Any], key: str) -> str | None:
         return None
     if isinstance(value, bool | JsonFloat) or not isinstance(value, str | int):
         raise DecodeError("invalid_field_type", f"{key} must be a string of digits")
-    text = str(value).strip()
+    text = value.strip() if isinstance(value, str) else str(int(value))  # -0 reads "0"
     if not text or not text.isascii() or not text.isdigit():
         raise DecodeError("invalid_field_type", f"{key} must be a string of digits, got {text!r}")
     return text.lstrip("0") or "0"

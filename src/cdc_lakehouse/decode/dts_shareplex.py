@@ -74,9 +74,12 @@ def _digits(meta: dict[str, Any], key: str) -> str | None:
     value = meta.get(key)
     if value is None:
         return None
-    text = (
-        str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else ""
-    )
+    if isinstance(value, str):
+        text = value.strip()
+    elif isinstance(value, int) and not isinstance(value, bool):
+        text = str(int(value))  # a JSON integer's digits (-0 reads "0")
+    else:
+        text = ""
     if isinstance(value, JsonFloat) or not text.isascii() or not text.isdigit():
         raise DecodeError("invalid_field_type", f"meta.{key} must be digits, got {value!r}")
     return text.lstrip("0") or "0"

@@ -165,7 +165,7 @@ def digits(
         return value  # the usual digits: nothing to strip
     if isinstance(value, bool | JsonFloat) or not isinstance(value, str | int):
         raise DecodeError("invalid_field_type", f"{where}{key} must be {expected}")
-    digit_text = str(value).strip()
+    digit_text = value.strip() if isinstance(value, str) else str(int(value))  # -0 reads "0"
     if not digit_text or not digit_text.isascii() or not digit_text.isdigit():
         raise DecodeError("invalid_field_type", f"{where}{key} must be {expected}")
     return digit_text.lstrip("0") or "0"
