@@ -5,9 +5,10 @@ Each format has its own registered topic ``faults.<format>`` (``seeds/cdc_topics
 one table ``faults.<format>`` keyed by ``id``. Its records, in offset order on partition 0:
 the good changes of :data:`GOOD_ROWS` (one of them with a 60-digit number and ``1.50``, one
 with a value of 1.5 MB), for the JSON formats also one per JSON number form of
-:data:`NUMBER_FORMS` (``-0``, ``-0E+0``, ``1E400``, a 4,301-digit integer, ...), and between
-them the bad inputs of each format, each with the quarantine reason it must get and a piece of
-the detail. What a user must see:
+:data:`NUMBER_FORMS` (``-0``, ``-0E+0``, ``1E400``, a 4,301-digit integer, ...), for Canal
+also one INSERT of :data:`WIDE_ROWS` rows (:func:`wide_canal_message`: its size times its row
+count passes 2 GiB), and between them the bad inputs of each format, each with the
+quarantine reason it must get and a piece of the detail. What a user must see:
 
 - every bad input is one ``silver.quarantine`` row with that reason and its raw bytes;
 - every good record reaches ``gold.current_rows`` with its values exactly as sent
@@ -114,6 +115,18 @@ NUMBER_ROWS: dict[int, dict[str, Any]] = {
     for index, form in enumerate(NUMBER_FORMS)
 }
 """The good rows of the JSON formats that carry :data:`NUMBER_FORMS` (one form each)."""
+
+WIDE_ROWS = 10_000
+"""Rows of the one wide Canal INSERT (:func:`wide_canal_message`)."""
+WIDE_FIRST_ID = 1_000_000
+
+
+def wide_rows() -> dict[int, dict[str, Any]]:
+    """The rows of the wide Canal INSERT: id -> column -> value (about 40 bytes each)."""
+    return {
+        id_: {"id": id_, "note": "w", "amount": str(id_ % 7)}
+        for id_ in range(WIDE_FIRST_ID, WIDE_FIRST_ID + WIDE_ROWS)
+    }
 
 
 def _texts(row: dict[str, Any]) -> dict[str, str]:
@@ -375,7 +388,9 @@ def _shareplex(format_: str) -> tuple[Callable[..., bytes], list[Fault]]:
     return good, faults, [], [teach_key]
 
 
-def _canal(format_: str) -> tuple[Callable[..., bytes], list[Fault]]:
+def _canal(
+    format_: str,
+) -> tuple[Callable[..., bytes], list[Fault], list[bytes], list[bytes]]:
     def message(es: Any, rows: list[dict[str, Any]] | None, *, type_: Any = "INSERT") -> bytes:
         out = {
             "data": [{k: _canal_text(v) for k, v in r.items()} for r in rows]
@@ -432,7 +447,16 @@ def _canal(format_: str) -> tuple[Callable[..., bytes], list[Fault]]:
             "data",
         ),
     ]
-    return good, faults
+    # one valid INSERT of WIDE_ROWS rows (about 400 KB): repeating its bytes for each of its
+    # rows makes 4 GB, past what one Arrow array holds (2 GiB); it stopped every build
+    wide = message(T_MS + 5, list(wide_rows().values()))
+    return good, faults, [], [wide]
+
+
+def wide_canal_message() -> bytes:
+    """The wide Canal INSERT of the matrix: :data:`WIDE_ROWS` rows of
+    :func:`wide_rows` in one message of topic ``faults.dts_canal_json``."""
+    return _built("dts_canal_json")[3][0]
 
 
 def _canal_text(value: Any) -> Any:
@@ -757,6 +781,8 @@ def expected_gold(format_: str) -> dict[str, dict[str, str]]:
     """gold.current_rows of table ``faults.<format>``: row_key -> row_values."""
     upper = format_.startswith(("qlik", "dts_shareplex"))
     rows = _good_rows(format_)
+    if format_ == "dts_canal_json":
+        rows = {**rows, **wide_rows()}
     out = {}
     for id_, row in rows.items():
         values = _texts(row)

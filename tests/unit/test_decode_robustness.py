@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from cdc_lakehouse.decode import (
+    batches,
     datahub_tuple,
     dataworks,
     dts_canal,
@@ -261,6 +262,7 @@ def test_every_json_decoder_quarantines_a_repeated_key(name):
 @pytest.mark.parametrize("module", sorted({fmt.decoder_module for fmt in MANIFEST}))
 def test_every_decoder_names_decoder_error_among_its_reasons(module):
     assert shared.DECODER_ERROR in importlib.import_module(module).REASONS
+    assert shared.TOO_LARGE in importlib.import_module(module).REASONS
 
 
 IMAGE_FIELDS = {
@@ -321,9 +323,9 @@ FIELDS = [
 ]
 
 
-def run(decode_one, values, **kwargs):
+def run(decode_one, values, fields=FIELDS, **kwargs):
     batch = pa.RecordBatch.from_pydict({"value": values, "offset": list(range(len(values)))})
-    table = pa.Table.from_batches(list(append_decoded(iter([batch]), decode_one, FIELDS, **kwargs)))
+    table = pa.Table.from_batches(list(append_decoded(iter([batch]), decode_one, fields, **kwargs)))
     return table.to_pylist()
 
 
@@ -433,3 +435,70 @@ def test_canal_bug_rows_have_row_index_0_of_1(monkeypatch):
     assert [(r["decode_error"], r["row_index"], r["row_count"]) for r in out] == [
         ("decoder_error", 0, 1)
     ]
+
+
+def test_the_decoded_column_is_not_passed_through_unless_kept():
+    """The raw value goes back to Spark only when asked for: the models drop it (issue 48)."""
+    batch = pa.RecordBatch.from_pydict({"offset": [1], "value": [b"ab"]})
+    (out,) = append_decoded(iter([batch]), lambda value: {"n": len(value)}, FIELDS)
+    assert out.schema.names == ["offset", *(f.name for f in FIELDS)]
+    (kept,) = append_decoded(iter([batch]), lambda v: {"n": 2}, FIELDS, keep_column=True)
+    assert kept.schema.names == ["offset", "value", *(f.name for f in FIELDS)]
+    assert kept.column("value").to_pylist() == [b"ab"]
+
+
+def test_batches_are_decoded_and_sent_in_parts_of_bounded_size(monkeypatch):
+    """Output batches stay under BATCH_BYTES (a part of one row excepted): every row is there,
+    in order, with its input columns."""
+    monkeypatch.setattr(batches, "BATCH_BYTES", 10_000)
+    sizes = [10, 3_000, 1, 20_000, 5, 700] * 20
+
+    def decode_one(value):
+        return [{"n": len(value), "m": {"k": "x" * len(value)}}] * (1 + len(value) % 3)
+
+    batch = pa.RecordBatch.from_pydict(
+        {"offset": list(range(len(sizes))), "value": [b"v" * size for size in sizes]}
+    )
+    out = list(append_decoded(iter([batch]), decode_one, MAP_FIELDS))
+    assert len(out) > 10
+    assert all(part.nbytes <= 10_000 or part.num_rows == 1 for part in out)
+    rows = pa.Table.from_batches(out).to_pylist()
+    expected = [
+        (offset, size, [("k", "x" * size)])
+        for offset, size in enumerate(sizes)
+        for _ in range(1 + size % 3)
+    ]
+    assert [(r["offset"], r["n"], r["m"]) for r in rows] == expected
+
+
+@pytest.mark.parametrize(
+    "shared_value",
+    [{"c": "t" * 262_144}, "t" * 262_144],  # in each of 8,500 rows: 2.2 GB
+    ids=["a map (Canal's column types)", "a text"],
+)
+def test_a_record_whose_rows_pass_what_an_arrow_array_holds_is_quarantined_as_too_large(
+    shared_value,
+):
+    """One message's rows can repeat a value of it (e.g. Canal's column types) until one
+    output column passes 2 GiB, what an Arrow map or string array holds (before: the batch,
+    the Python worker and the build failed, or the process aborted). That record alone becomes
+    one too_large row; the records beside it, a multi-row one too, are decoded."""
+    fields = [*MAP_FIELDS, pa.field("s", pa.string())]
+    field = "m" if isinstance(shared_value, dict) else "s"
+
+    def decode_one(value):
+        if value == b"wide":
+            return [{"n": index, field: shared_value} for index in range(8_500)]
+        return [{"n": len(value), "m": {"k": value.decode()}, "s": "x"}] * len(value)
+
+    rows = run(decode_one, [b"a", b"wide", b"bc"], fields=fields)
+    assert [(r["offset"], r["decode_error"], r["n"]) for r in rows] == [
+        (0, None, 1),
+        (1, shared.TOO_LARGE, None),
+        (2, None, 2),
+        (2, None, 2),
+    ]
+    assert rows[1]["decode_error_detail"].startswith(
+        "its 8,500 decoded rows do not fit one Arrow batch: ArrowCapacityError"
+    )
+    assert (rows[3]["m"], rows[3]["s"]) == ([("k", "bc")], "x")
