@@ -21,9 +21,10 @@ What :func:`decode_records` does for every format:
 3. decodes them with ``mapInArrow(decoder.decode_batches, decoder.output_schema_ddl(...))``
    (Arrow batches, no row-at-a-time UDF): the input columns, then the decoder's fields, with
    structural errors kept as ``decode_error`` / ``decode_error_detail`` for silver.quarantine;
-   the raw ``value`` is left out of what the model writes (silver.quarantine takes the bytes of
-   a quarantined record from bronze; keeping them would write every message again, for a
-   multi-row message once per row), unless ``keep_value``.
+   the raw ``value`` is not even sent back from the decoder, unless ``keep_value``
+   (silver.quarantine takes the bytes of a quarantined record from bronze; keeping them would
+   write every message again, for a multi-row message once per row, and a 400 KB message of
+   10,000 rows made 4 GB, more than one Arrow batch holds).
 
 An incremental run with no new record of the folder's formats decodes nothing: the model
 returns an empty DataFrame of its output schema (one cheap check of bronze) and says so to the
@@ -183,9 +184,9 @@ def decode_records(
         selected = new.select(*BRONZE_COLUMNS)
         input_columns = BRONZE_COLUMN_TYPES
     selected = spread_over_cores(selected)
-    schema = decoder.output_schema_ddl(schema_ddl(input_columns))
-    decoded = selected.mapInArrow(decoder.decode_batches, schema)
-    return decoded if keep_value else decoded.drop("value")
+    schema = decoder.output_schema_ddl(schema_ddl(input_columns), keep_value=keep_value)
+    decode = functools.partial(decoder.decode_batches, keep_value=keep_value)
+    return selected.mapInArrow(decode, schema)
 
 
 def waiting_records(session: SparkSession, this: str) -> DataFrame:
@@ -235,10 +236,10 @@ def _decode_with_metadata(
         input_column, F.struct("source_format", "topic", "value", "ingest_batch_id")
     )
     input_ddl = schema_ddl((*BRONZE_COLUMN_TYPES, (input_column, QLIK_INPUT_TYPE)))
-    decoded = with_input.mapInArrow(
+    decoded = with_input.mapInArrow(  # the decoder leaves out input_column, keeps value
         functools.partial(decoder.decode_batches, entries=entries),
         decoder.output_schema_ddl(input_ddl),
-    ).drop(input_column)
+    )
     if new_metadata:  # a waiting record is appended again only when it no longer waits
         decoded = decoded.where(
             (F.col("ingest_batch_id") > F.lit(newest))

@@ -3,8 +3,11 @@ topic can carry, for all nine formats, each beside good records of the same topi
 
 Each format has its own registered topic ``faults.<format>`` (``seeds/cdc_topics.csv``) with
 one table ``faults.<format>`` keyed by ``id``. Its records, in offset order on partition 0:
-the good changes of :func:`good_records` (one of them with a 60-digit number and ``1.50``, one
-with a value of 1.5 MB), and between them the bad inputs of :func:`bad_inputs`, each with the
+the good changes of :data:`GOOD_ROWS` (one of them with a 60-digit number and ``1.50``, one
+with a value of 1.5 MB), for the JSON formats also one per JSON number form of
+:data:`NUMBER_FORMS` (``-0``, ``-0E+0``, ``1E400``, a 4,301-digit integer, ...), for Canal
+also one INSERT of :data:`WIDE_ROWS` rows (:func:`wide_canal_message`: its size times its row
+count passes 2 GiB), and between them the bad inputs of each format, each with the
 quarantine reason it must get and a piece of the detail. What a user must see:
 
 - every bad input is one ``silver.quarantine`` row with that reason and its raw bytes;
@@ -20,6 +23,7 @@ quarantined as ``unregistered_topic``.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -82,6 +86,47 @@ GOOD_ROWS: dict[int, dict[str, Any]] = {
     2: {"id": 2, "note": "sixty digits", "amount": raw(SIXTY_DIGITS)},
     3: {"id": 3, "note": HUGE, "amount": raw("3")},
 }
+
+
+NUMBER_FORMS = (
+    "-0",
+    "-0.0",
+    "-0.000",
+    "-0E+0",
+    "-0e-0",
+    "-0E0",
+    "0e0",
+    "0E-0",
+    "0.0",
+    "1E400",
+    "-1E400",
+    "1e-400",
+    "1E+03",
+    "-1",
+    "-" + SIXTY_DIGITS,
+    "1" * 4301,  # longer than Python's int conversion limit (4,300 digits)
+    "-" + "9" * 4301,
+)
+"""JSON number forms whose text a value must keep exactly as sent (``-0`` is an integer that
+a parser reads as ``0``; ``1E400`` overflows a double; 4,301 digits pass Python's limit)."""
+
+NUMBER_ROWS: dict[int, dict[str, Any]] = {
+    100 + index: {"id": 100 + index, "note": f"number form {index}", "amount": raw(form)}
+    for index, form in enumerate(NUMBER_FORMS)
+}
+"""The good rows of the JSON formats that carry :data:`NUMBER_FORMS` (one form each)."""
+
+WIDE_ROWS = 10_000
+"""Rows of the one wide Canal INSERT (:func:`wide_canal_message`)."""
+WIDE_FIRST_ID = 1_000_000
+
+
+def wide_rows() -> dict[int, dict[str, Any]]:
+    """The rows of the wide Canal INSERT: id -> column -> value (about 40 bytes each)."""
+    return {
+        id_: {"id": id_, "note": "w", "amount": str(id_ % 7)}
+        for id_ in range(WIDE_FIRST_ID, WIDE_FIRST_ID + WIDE_ROWS)
+    }
 
 
 def _texts(row: dict[str, Any]) -> dict[str, str]:
@@ -343,7 +388,9 @@ def _shareplex(format_: str) -> tuple[Callable[..., bytes], list[Fault]]:
     return good, faults, [], [teach_key]
 
 
-def _canal(format_: str) -> tuple[Callable[..., bytes], list[Fault]]:
+def _canal(
+    format_: str,
+) -> tuple[Callable[..., bytes], list[Fault], list[bytes], list[bytes]]:
     def message(es: Any, rows: list[dict[str, Any]] | None, *, type_: Any = "INSERT") -> bytes:
         out = {
             "data": [{k: _canal_text(v) for k, v in r.items()} for r in rows]
@@ -400,7 +447,16 @@ def _canal(format_: str) -> tuple[Callable[..., bytes], list[Fault]]:
             "data",
         ),
     ]
-    return good, faults
+    # one valid INSERT of WIDE_ROWS rows (about 400 KB): repeating its bytes for each of its
+    # rows makes 4 GB, past what one Arrow array holds (2 GiB); it stopped every build
+    wide = message(T_MS + 5, list(wide_rows().values()))
+    return good, faults, [], [wide]
+
+
+def wide_canal_message() -> bytes:
+    """The wide Canal INSERT of the matrix: :data:`WIDE_ROWS` rows of
+    :func:`wide_rows` in one message of topic ``faults.dts_canal_json``."""
+    return _built("dts_canal_json")[3][0]
 
 
 def _canal_text(value: Any) -> Any:
@@ -643,28 +699,53 @@ def _qlik_avro(format_: str) -> tuple[Callable[..., bytes], list[Fault], list[by
 # --------------------------------------------------------------------------- the matrix
 
 
+BUILDERS: dict[str, Callable[[str], tuple[Any, ...]]] = {
+    "dataworks_json": _dataworks,
+    "datahub_blob": _dataworks,
+    "datahub_tuple": _datahub_tuple,
+    "lindorm_debezium": _lindorm,
+    "dts_shareplex_json": _shareplex,
+    "dts_canal_json": _canal,
+    "qlik_json": _qlik_json,
+    "dts_avro": _dts_avro,
+    "qlik_avro": _qlik_avro,
+}
+"""format -> its builder: ``build(format) -> (good, faults[, first records[, last records]])``
+with ``good(seq, row) -> bytes`` a valid message of table ``faults.<format>`` carrying
+``row`` (numbers written with :func:`raw` keep their text)."""
+
+
+@functools.cache
+def _built(format_: str) -> tuple[Any, ...]:
+    """What ``format_``'s builder returns (built once)."""
+    return BUILDERS[format_](format_)
+
+
+def good_message(format_: str, seq: int, row: dict[str, Any]) -> bytes:
+    """A valid message of ``format_`` (topic ``faults.<format>``) that inserts ``row``."""
+    return _built(format_)[0](seq, row)
+
+
+def _good_rows(format_: str) -> dict[int, dict[str, Any]]:
+    """The rows of the good records of ``format_`` made from row dicts: :data:`GOOD_ROWS`,
+    and :data:`NUMBER_ROWS` for the JSON formats."""
+    if formats.get(format_).value_encoding != "json":
+        return GOOD_ROWS
+    return {**GOOD_ROWS, **NUMBER_ROWS}
+
+
 def _matrix() -> dict[str, tuple[list[bytes], list[Fault], list[bytes]]]:
     """format -> (good records, faults, records that must come first: Qlik metadata). Good
-    records a builder adds after the rows of :data:`GOOD_ROWS` end the list."""
+    records a builder adds after the rows of :func:`_good_rows` end the list."""
     out: dict[str, tuple[list[bytes], list[Fault], list[bytes]]] = {}
-    for format_, build in (
-        ("dataworks_json", _dataworks),
-        ("datahub_blob", _dataworks),
-        ("datahub_tuple", _datahub_tuple),
-        ("lindorm_debezium", _lindorm),
-        ("dts_shareplex_json", _shareplex),
-        ("dts_canal_json", _canal),
-        ("qlik_json", _qlik_json),
-        ("dts_avro", _dts_avro),
-        ("qlik_avro", _qlik_avro),
-    ):
-        built = build(format_)
+    for format_ in BUILDERS:
+        built = _built(format_)
         good, faults = built[0], built[1]
-        first = built[2] if len(built) > 2 else []  # type: ignore[misc]
-        last = built[3] if len(built) > 3 else []  # type: ignore[misc]
+        first = built[2] if len(built) > 2 else []
+        last = built[3] if len(built) > 3 else []
         if formats.get(format_).value_encoding == "json":
             faults = _generic(good) + faults
-        goods = [good(seq, row) for seq, row in GOOD_ROWS.items()] + last
+        goods = [good(seq, row) for seq, row in _good_rows(format_).items()] + last
         out[format_] = (goods, faults, first)
     return out
 
@@ -701,8 +782,11 @@ def _placed() -> list[tuple[str, int, Fault | None, bytes | None]]:
 def expected_gold(format_: str) -> dict[str, dict[str, str]]:
     """gold.current_rows of table ``faults.<format>``: row_key -> row_values."""
     upper = format_.startswith(("qlik", "dts_shareplex"))
+    rows = _good_rows(format_)
+    if format_ == "dts_canal_json":
+        rows = {**rows, **wide_rows()}
     out = {}
-    for id_, row in GOOD_ROWS.items():
+    for id_, row in rows.items():
         values = _texts(row)
         if upper:
             values = {k.upper(): v for k, v in values.items()}
@@ -739,7 +823,7 @@ def write_dump(path: Path) -> Path:
 def write_unregistered_dump(path: Path) -> tuple[Path, str]:
     """One valid Canal record on :data:`UNREGISTERED_TOPIC`: the dump and its topic (the
     caller ingests it with a registry that has the topic as ``dts_canal_json``)."""
-    good, _faults = _canal("unregistered")
+    good = _canal("unregistered")[0]
     line = _line(UNREGISTERED_TOPIC, 0, good(1, GOOD_ROWS[1]))
     path.write_text(json.dumps(line) + "\n", encoding="utf-8")
     return path, UNREGISTERED_TOPIC

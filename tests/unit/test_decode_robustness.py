@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from cdc_lakehouse.decode import (
+    batches,
     datahub_tuple,
     dataworks,
     dts_canal,
@@ -25,8 +26,11 @@ from cdc_lakehouse.decode.json_text import (
     _exact_loads,
     depth,
     loads,
+    value_text,
 )
 from cdc_lakehouse.formats import MANIFEST
+from tests.dbt_models import fault_matrix_cases
+from tests.dbt_models.fault_matrix_cases import NUMBER_FORMS
 
 
 def nested(levels: int) -> str:
@@ -80,6 +84,30 @@ def test_exact_number_text_is_kept():
 
 
 @pytest.mark.parametrize(
+    "form", NUMBER_FORMS, ids=lambda f: f if len(f) < 30 else f"{len(f)} chars"
+)
+def test_every_json_number_form_keeps_its_text(form):
+    """Issue 48: ``-0`` came back as ``0`` (an integer to the parser); every form keeps the
+    text as sent, alone, as an object's value beside a date, and inside a nested value."""
+    text = f'{{"d":"2024-01-05","v":{form},"j":{{"w":[{form}, -0.5]}}}}'
+    for given in (text, text.encode()):
+        value = loads(given)
+        assert value_text(value["v"]) == form
+        assert value_text(value["j"]) == f'{{"w":[{form},-0.5]}}'
+        assert value_text(loads(form if isinstance(given, str) else form.encode())) == form
+
+
+def test_negative_zero_still_reads_as_the_integer_zero():
+    """``-0`` keeps its text, and a field that reads an integer still reads 0, as before."""
+    value = loads('{"id":-0,"n":[-0]}')
+    assert value["id"] == 0 and isinstance(value["id"], int)
+    assert shared.digits(value, "id") == "0"
+    row = dts_canal.decode_message(b'{"type":"INSERT","id":-0,"es":-0,"data":[{"a":-0}]}')[0]
+    assert (row["decode_error"], row["canal_id"], row["es_ms"]) == (None, "0", 0)
+    assert row["after_image"] == [("a", "-0")]
+
+
+@pytest.mark.parametrize(
     "text",
     [
         '{"a\\u003a":1,"a":1,"a":2}',  # an escaped colon makes up for the lost entry's ":"
@@ -97,6 +125,14 @@ def test_a_repeated_key_is_refused_whatever_the_colon_count_sees(text):
 
 PARITY_TEXTS = [
     '{"a":1.50,"b":1e3,"c":-0.0,"d":1E+03,"e":-0,"f":' + "4" * 40 + "}",
+    "-0",
+    '{"t":"12:00 -0","u":"a-0","d":"2024-01-05","n":-0.5,"z":[0,-0 ,-1]}',
+    "[-0]",
+    '[-0.0,-0e1,"-0",{"k-0":"-0"},-0]',
+    '{"x":"-0","y":"3ccc1ca4-0b8e"}',
+    '{"a":"\\u002d0","b":-0}',  # an escaped "-" before the 0 of a string, and -0
+    '{"a":"\\u002d0","b":0}',
+    '["a\\"b", -0]',
     "1" * 4300,
     "1" * 4301,  # Python's int limit: the stdlib error
     '["\\ud800", "\\udc00x", "\\ud83d\\ude00", "\\u0000"]',
@@ -226,6 +262,56 @@ def test_every_json_decoder_quarantines_a_repeated_key(name):
 @pytest.mark.parametrize("module", sorted({fmt.decoder_module for fmt in MANIFEST}))
 def test_every_decoder_names_decoder_error_among_its_reasons(module):
     assert shared.DECODER_ERROR in importlib.import_module(module).REASONS
+    assert shared.TOO_LARGE in importlib.import_module(module).REASONS
+
+
+IMAGE_FIELDS = {
+    "dataworks_json": "after_image",
+    "datahub_blob": "after_image",
+    "datahub_tuple": "row_image",
+    "lindorm_debezium": "after_image",
+    "dts_shareplex_json": "data_image",
+    "dts_canal_json": "after_image",
+    "qlik_json": "after_image",
+}
+"""Every JSON format (the shared parser's users) -> the field of an insert's row values."""
+
+
+def decoded_image(format_: str, raw: bytes) -> dict[str, str | None]:
+    """The row values ``format_``'s decoder reads from one insert (column names lower case)."""
+    if format_ == "dts_canal_json":
+        row = dts_canal.decode_message(raw)[0]
+    elif format_ == "qlik_json":
+        topic = fault_matrix_cases.topic(format_)
+        metadata = fault_matrix_cases.MATRIX[format_][2][0]
+        entry = qlik.metadata_entries(metadata, format_, topic, 0, 0)
+        row = qlik.decode_one(raw, catalog=qlik.MetadataCatalog([entry]), topic=topic)
+    else:
+        decode = {
+            "dataworks_json": dataworks.decode_envelope,
+            "datahub_blob": dataworks.decode_envelope,
+            "datahub_tuple": datahub_tuple.decode_one,
+            "lindorm_debezium": lindorm.decode_one,
+            "dts_shareplex_json": dts_shareplex.decode_one,
+        }[format_]
+        row = decode(raw)
+    assert row["decode_error"] is None, row["decode_error_detail"]
+    return {name.lower(): text for name, text in row[IMAGE_FIELDS[format_]]}
+
+
+def test_every_json_format_is_checked_for_number_forms():
+    json_formats = {fmt.name for fmt in MANIFEST if fmt.value_encoding == "json"}
+    assert set(IMAGE_FIELDS) == json_formats
+
+
+@pytest.mark.parametrize("format_", sorted(IMAGE_FIELDS))
+def test_every_json_decoder_keeps_the_text_of_every_number_form(format_):
+    """Issue 48: DataWorks, Canal and Lindorm stored ``-0`` as ``"0"``."""
+    got = {}
+    for form in NUMBER_FORMS:
+        row = {"id": 1, "note": "n", "amount": fault_matrix_cases.raw(form)}
+        got[form] = decoded_image(format_, fault_matrix_cases.good_message(format_, 1, row))
+    assert {form: image["amount"] for form, image in got.items()} == {f: f for f in NUMBER_FORMS}
 
 
 # --------------------------------------------------------------------------- the Arrow loop
@@ -237,9 +323,9 @@ FIELDS = [
 ]
 
 
-def run(decode_one, values, **kwargs):
+def run(decode_one, values, fields=FIELDS, **kwargs):
     batch = pa.RecordBatch.from_pydict({"value": values, "offset": list(range(len(values)))})
-    table = pa.Table.from_batches(list(append_decoded(iter([batch]), decode_one, FIELDS, **kwargs)))
+    table = pa.Table.from_batches(list(append_decoded(iter([batch]), decode_one, fields, **kwargs)))
     return table.to_pylist()
 
 
@@ -349,3 +435,70 @@ def test_canal_bug_rows_have_row_index_0_of_1(monkeypatch):
     assert [(r["decode_error"], r["row_index"], r["row_count"]) for r in out] == [
         ("decoder_error", 0, 1)
     ]
+
+
+def test_the_decoded_column_is_not_passed_through_unless_kept():
+    """The raw value goes back to Spark only when asked for: the models drop it (issue 48)."""
+    batch = pa.RecordBatch.from_pydict({"offset": [1], "value": [b"ab"]})
+    (out,) = append_decoded(iter([batch]), lambda value: {"n": len(value)}, FIELDS)
+    assert out.schema.names == ["offset", *(f.name for f in FIELDS)]
+    (kept,) = append_decoded(iter([batch]), lambda v: {"n": 2}, FIELDS, keep_column=True)
+    assert kept.schema.names == ["offset", "value", *(f.name for f in FIELDS)]
+    assert kept.column("value").to_pylist() == [b"ab"]
+
+
+def test_batches_are_decoded_and_sent_in_parts_of_bounded_size(monkeypatch):
+    """Output batches stay under BATCH_BYTES (a part of one row excepted): every row is there,
+    in order, with its input columns."""
+    monkeypatch.setattr(batches, "BATCH_BYTES", 10_000)
+    sizes = [10, 3_000, 1, 20_000, 5, 700] * 20
+
+    def decode_one(value):
+        return [{"n": len(value), "m": {"k": "x" * len(value)}}] * (1 + len(value) % 3)
+
+    batch = pa.RecordBatch.from_pydict(
+        {"offset": list(range(len(sizes))), "value": [b"v" * size for size in sizes]}
+    )
+    out = list(append_decoded(iter([batch]), decode_one, MAP_FIELDS))
+    assert len(out) > 10
+    assert all(part.nbytes <= 10_000 or part.num_rows == 1 for part in out)
+    rows = pa.Table.from_batches(out).to_pylist()
+    expected = [
+        (offset, size, [("k", "x" * size)])
+        for offset, size in enumerate(sizes)
+        for _ in range(1 + size % 3)
+    ]
+    assert [(r["offset"], r["n"], r["m"]) for r in rows] == expected
+
+
+@pytest.mark.parametrize(
+    "shared_value",
+    [{"c": "t" * 262_144}, "t" * 262_144],  # in each of 8,500 rows: 2.2 GB
+    ids=["a map (Canal's column types)", "a text"],
+)
+def test_a_record_whose_rows_pass_what_an_arrow_array_holds_is_quarantined_as_too_large(
+    shared_value,
+):
+    """One message's rows can repeat a value of it (e.g. Canal's column types) until one
+    output column passes 2 GiB, what an Arrow map or string array holds (before: the batch,
+    the Python worker and the build failed, or the process aborted). That record alone becomes
+    one too_large row; the records beside it, a multi-row one too, are decoded."""
+    fields = [*MAP_FIELDS, pa.field("s", pa.string())]
+    field = "m" if isinstance(shared_value, dict) else "s"
+
+    def decode_one(value):
+        if value == b"wide":
+            return [{"n": index, field: shared_value} for index in range(8_500)]
+        return [{"n": len(value), "m": {"k": value.decode()}, "s": "x"}] * len(value)
+
+    rows = run(decode_one, [b"a", b"wide", b"bc"], fields=fields)
+    assert [(r["offset"], r["decode_error"], r["n"]) for r in rows] == [
+        (0, None, 1),
+        (1, shared.TOO_LARGE, None),
+        (2, None, 2),
+        (2, None, 2),
+    ]
+    assert rows[1]["decode_error_detail"].startswith(
+        "its 8,500 decoded rows do not fit one Arrow batch: ArrowCapacityError"
+    )
+    assert (rows[3]["m"], rows[3]["s"]) == ([("k", "bc")], "x")

@@ -338,10 +338,10 @@ def test_decode_batches_keeps_rows_and_passes_columns_through():
     assert len(out) == 1
     result = out[0]
     assert result.num_rows == 4
-    assert result.schema.names == ["topic", "partition", "offset", "value"] + [
+    assert result.schema.names == ["topic", "partition", "offset"] + [
         f.name for f in DTS_FIELDS
-    ]
-    for name in ["topic", "partition", "offset", "value"]:
+    ]  # value left out
+    for name in ["topic", "partition", "offset"]:
         assert result.column(name).equals(batch.column(name))
     table = result.to_pydict()
     assert table["decode_error"] == [None, "empty_value", "avro_schema_mismatch", None]
@@ -351,9 +351,15 @@ def test_decode_batches_keeps_rows_and_passes_columns_through():
 
 
 def test_output_schema_ddl_lists_every_field_in_order():
-    ddl = output_schema_ddl("topic string, value binary")
+    ddl = output_schema_ddl("topic string, value binary, ingest_batch_id bigint")
     names = [part.strip().split(" ")[0] for part in ddl.split(", ")]
-    assert names == ["topic", "value"] + [f.name for f in DTS_FIELDS]
+    assert names == ["topic", "ingest_batch_id"] + [f.name for f in DTS_FIELDS]
+    kept = output_schema_ddl("topic string, value binary", keep_value=True)
+    assert [part.split(" ")[0] for part in kept.split(", ")][:3] == [
+        "topic",
+        "value",
+        "decode_error",
+    ]
 
 
 def test_pk_uk_info_json_is_kept_in_tags():

@@ -18,6 +18,7 @@ from cdc_lakehouse.decode.dts_canal import (
     decode_message,
     output_schema_ddl,
 )
+from tests.dbt_models import fault_matrix_cases
 
 DUMP = Path(__file__).resolve().parents[2] / "sample_data" / "dump"
 
@@ -385,11 +386,37 @@ def test_decode_batches_repeats_input_columns_per_row():
         [pa.array([10, 11, 12], pa.int64()), pa.array(values, pa.binary())],
         names=["offset", "value"],
     )
-    out = pa.Table.from_batches(list(decode_batches(iter([batch]))))
+    out = pa.Table.from_batches(list(decode_batches(iter([batch]), keep_value=True)))
     assert out.column_names == ["offset", "value", *(f.name for f in CANAL_FIELDS)]
     assert out.column("offset").to_pylist() == [10, 10, 11, 12]
+    assert out.column("value").to_pylist() == [values[0], values[0], values[1], values[2]]
     assert out.column("row_index").to_pylist() == [0, 1, 0, 0]
     assert out.column("decode_error").to_pylist() == [None, None, "invalid_json", None]
+
+
+def test_a_message_whose_bytes_times_its_rows_pass_2_gib_decodes_every_row():
+    """Issue 48: a valid 10,000-row INSERT of about 400 KB failed the batch (and every later
+    build) with 'ArrowInvalid: Take operation overflowed binary array capacity': its input
+    value was repeated once per row (4 GB). The decoded value is not passed through, so every
+    row comes out, beside a record of the same batch."""
+    wide = fault_matrix_cases.wide_canal_message()
+    assert len(wide) * fault_matrix_cases.WIDE_ROWS > 2**31
+    values = [canal("INSERT", [{"id": "1"}]), wide]
+    batch = pa.record_batch(
+        [pa.array(["t", "t"]), pa.array([10, 11], pa.int64()), pa.array(values, pa.binary())],
+        names=["topic", "offset", "value"],
+    )
+    out = pa.Table.from_batches(list(decode_batches(iter([batch]))))
+    assert out.column_names == ["topic", "offset", *(f.name for f in CANAL_FIELDS)]
+    assert out.num_rows == 1 + fault_matrix_cases.WIDE_ROWS
+    assert set(out.column("decode_error").to_pylist()) == {None}
+    assert out.column("offset").to_pylist() == [10] + [11] * fault_matrix_cases.WIDE_ROWS
+    images = [dict(image) for image in out.column("after_image").to_pylist()[1:]]
+    expected = [
+        {"id": str(id_), "note": "w", "amount": str(id_ % 7)}
+        for id_ in fault_matrix_cases.wide_rows()
+    ]
+    assert images == expected
 
 
 def test_decode_batches_applies_the_swap_of_each_record():
@@ -416,8 +443,9 @@ def test_decode_batches_applies_the_swap_of_each_record():
 
 
 def test_output_schema_ddl():
-    ddl = output_schema_ddl("value binary")
-    assert ddl.startswith("value binary, decode_error string, decode_error_detail string, ")
+    ddl = output_schema_ddl("offset bigint, value binary")
+    assert ddl.startswith("offset bigint, decode_error string, decode_error_detail string, ")
+    assert output_schema_ddl("value binary", keep_value=True).startswith("value binary, decode")
     assert "row_index int" in ddl and "before_image map<string,string>" in ddl
 
 

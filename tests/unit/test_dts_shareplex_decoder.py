@@ -183,15 +183,21 @@ def test_decode_batches_keeps_rows_and_passes_columns_through():
         [pa.array(["t"] * 3), pa.array([1, 2, 3], type=pa.int64()), pa.array(values, pa.binary())],
         names=["topic", "offset", "value"],
     )
-    (result,) = list(decode_batches(iter([batch])))
+    (result,) = list(decode_batches(iter([batch]), keep_value=True))  # the model's option
     assert result.num_rows == 3
     assert result.schema.names == ["topic", "offset", "value"] + [f.name for f in FIELDS]
+    assert result.column("value").equals(batch.column("value"))
+    (plain,) = list(decode_batches(iter([batch])))
+    assert plain.schema.names == ["topic", "offset"] + [f.name for f in FIELDS]
     assert result.column("offset").equals(batch.column("offset"))
     assert result.to_pydict()["decode_error"] == [None, "empty_value", "invalid_json"]
 
 
 def test_output_schema_ddl():
-    ddl = output_schema_ddl("value binary")
-    assert ddl.startswith("value binary, decode_error string")
+    ddl = output_schema_ddl("topic string, value binary", keep_value=True)
+    assert ddl.startswith("topic string, value binary, decode_error string")
+    assert output_schema_ddl("topic string, value binary").startswith(
+        "topic string, decode_error string"
+    )
     assert "data_image map<string,string>" in ddl
     assert "seq bigint" in ddl

@@ -12,6 +12,18 @@ else a decoder does on one record (an exception, no row, a value its Arrow field
 into a ``decoder_error`` row for that record. A multi-row message (e.g. Canal JSON's ``data``
 array) returns a list; the input columns are then repeated for each of its rows, in order.
 
+The decoded column itself (the raw ``value``) is not passed back unless asked for
+(``keep_column``): the models drop it, and repeating it for each row of a multi-row message
+made 4 GB of one 400 KB Canal message with 10,000 rows, more than one Arrow array holds
+(2 GiB), which failed the batch and every later build (issue 48). No record can make the
+output too large either: a batch is decoded in parts of at most :data:`BATCH_BYTES` of input
+and sent in batches of at most :data:`BATCH_BYTES` (halved until they fit; one message or one
+row may be larger), and when the rows of a part still do not fit Arrow arrays (over 2 GiB in
+one column: e.g. one message's 10,000 rows each repeating its 300 KB of column types), the
+part is split at record boundaries until each record fits or is alone; a record whose rows
+alone do not fit becomes one ``too_large`` row (``decoder_error`` when a value of it does not
+fit its field).
+
 The rows of a batch become Arrow columns field by field, not value by value: a map field's
 value is a dict (or a list of ``(key, item)`` tuples) and its column is built from the flat
 keys and items, once per distinct map object (rows that share a dict share its conversion).
@@ -29,12 +41,19 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from cdc_lakehouse.decode.shared import DECODER_ERROR, bug_detail, error_row
+from cdc_lakehouse.decode.shared import DECODER_ERROR, TOO_LARGE, bug_detail, error_row
 
 Row = dict[str, Any]
 DecodeOne = Callable[[Any], Row | list[Row]]
 ErrorRow = Callable[[str, str], Row]
 """``(reason, detail) -> row``: the output row of a record that cannot be decoded."""
+
+BATCH_BYTES = 64 * 1024 * 1024
+"""Most bytes (Arrow ``nbytes``) of the input values decoded at once and of one output batch
+(a part of one input record or one output row excepted): 64 MiB. Simulated batches of
+10,000 messages hold 3-26 MiB of values and give 10-35 MiB of output, so they are decoded
+and sent whole; the bound keeps the decoder's Python objects and the batches the JVM reads
+small when messages are large."""
 
 
 def append_decoded(
@@ -43,14 +62,18 @@ def append_decoded(
     fields: Sequence[pa.Field],
     column: str = "value",
     error: ErrorRow | None = None,
+    *,
+    keep_column: bool = False,
 ) -> Iterator[pa.RecordBatch]:
-    """Append ``fields`` decoded from ``column`` to every batch; pass input columns through.
+    """Append ``fields`` decoded from ``column`` to every batch; pass the other input columns
+    through (``column`` too with ``keep_column``).
 
     No record can fail the batch: when ``decode_one`` raises (a decoder bug: its own errors
     are :class:`~cdc_lakehouse.decode.shared.DecodeError` rows already), returns an empty list,
     or returns a value that does not fit its Arrow field, that record alone becomes one
     ``error`` row with reason ``decoder_error`` and the exception's type and message as the
-    detail, and the others are decoded as usual.
+    detail; when its rows together do not fit Arrow arrays (over 2 GiB in one column), one
+    ``error`` row with reason ``too_large``; the others are decoded as usual.
 
     Args:
         batches: input Arrow batches (``mapInArrow``'s iterator); must have ``column``.
@@ -62,27 +85,111 @@ def append_decoded(
         column: the input column holding the raw message (default ``value``).
         error: builds the row of an undecodable record (default: every field NULL except
             ``decode_error`` / ``decode_error_detail``).
+        keep_column: pass ``column`` through as well (default: left out, see module doc).
 
     Yields:
-        One batch per input batch: the input columns (repeated per output row of a
-        multi-row message) followed by ``fields``.
+        Batches of the input columns but ``column`` (all of them with ``keep_column``),
+        repeated per output row of a multi-row message, followed by ``fields``: the rows of
+        each input batch in order, in one batch or, beyond :data:`BATCH_BYTES`, in several.
     """
     fields = list(fields)
     names = [field.name for field in fields]
     make_error = error or (lambda reason, detail: error_row(names, reason, detail))
     for batch in batches:
-        with _cyclic_gc_paused():
-            rows, counts = _decode_rows(batch.column(column).to_pylist(), decode_one, make_error)
+        passed = batch if keep_column else batch.drop_columns([column])
+        schema = pa.schema([*passed.schema, *fields])
+        for start, piece in _bounded(batch.select([column])):
+            with _cyclic_gc_paused():
+                rows, counts = _decode_rows(piece.column(0).to_pylist(), decode_one, make_error)
+                parts = _converted(
+                    passed.slice(start, piece.num_rows), rows, counts, fields, schema, make_error
+                )
+                del rows  # not kept alive while the caller holds the batch
+            for part in parts:
+                for _offset, out in _bounded(part):
+                    yield out
+
+
+def _bounded(batch: pa.RecordBatch, offset: int = 0) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """``(first row, slice)`` of ``batch`` (zero-copy), halved until each slice holds at most
+    :data:`BATCH_BYTES` or one row; the whole batch when it fits (an empty one too)."""
+    if batch.num_rows <= 1 or batch.nbytes <= BATCH_BYTES:
+        yield offset, batch
+        return
+    half = batch.num_rows // 2
+    yield from _bounded(batch.slice(0, half), offset)
+    yield from _bounded(batch.slice(half), offset + half)
+
+
+def _converted(
+    passed: pa.RecordBatch,
+    rows: list[Row],
+    counts: list[int],
+    fields: list[pa.Field],
+    schema: pa.Schema,
+    make_error: ErrorRow,
+) -> list[pa.RecordBatch]:
+    """The output batches of records ``passed`` (their pass-through columns) decoded into
+    ``rows`` (``counts[i]`` rows of record ``i``, in order): one, or, when its rows do not fit
+    Arrow arrays, those of each half of the records (split at a record boundary, so a record
+    is never split), down to a single record that becomes one error row."""
+    try:
+        return [_record_batch(passed, rows, counts, fields, schema)]
+    except _NOT_ARROW as exc:
+        if len(counts) == 1:
+            bad = _unfit_record(rows, fields, make_error, exc)
+            return [_record_batch(passed, [bad], [1], fields, schema)]
+        half = len(counts) // 2
+        split = sum(counts[:half])
+        return [
+            *_converted(
+                passed.slice(0, half), rows[:split], counts[:half], fields, schema, make_error
+            ),
+            *_converted(
+                passed.slice(half), rows[split:], counts[half:], fields, schema, make_error
+            ),
+        ]
+
+
+def _record_batch(
+    passed: pa.RecordBatch,
+    rows: list[Row],
+    counts: list[int],
+    fields: list[pa.Field],
+    schema: pa.Schema,
+) -> pa.RecordBatch:
+    """One output batch: ``passed`` repeated ``counts`` times per record, then ``fields``.
+
+    Raises:
+        One of ``_NOT_ARROW`` when a value does not fit its field or a column does not fit
+        one Arrow array."""
+    arrays = _fast_arrays(rows, fields)
+    if len(rows) != passed.num_rows:  # a multi-row message: repeat its input columns
+        passed = passed.take(np.repeat(np.arange(passed.num_rows, dtype=np.int64), counts))
+    return pa.RecordBatch.from_arrays([*passed.columns, *arrays], schema=schema)
+
+
+def _unfit_record(
+    rows: list[Row], fields: list[pa.Field], make_error: ErrorRow, exc: Exception
+) -> Row:
+    """The error row of one record whose ``rows`` did not become Arrow arrays (``exc``):
+    ``decoder_error`` naming the first field with a value its type cannot take, else
+    ``too_large`` (the values fit, their sum does not). Each distinct value object of a field
+    is converted alone once (the record's rows may share a large one)."""
+    for field in fields:
+        seen: set[int] = set()
+        for row in rows:
+            value = row.get(field.name)
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
             try:
-                arrays = _fast_arrays(rows, fields)
-            except _NOT_ARROW:  # some value does not fit its field: find its record
-                arrays, counts = _checked_arrays(rows, counts, fields, make_error)
-            del rows  # not kept alive while the caller holds the batch
-        source = batch
-        if sum(counts) != batch.num_rows:  # a multi-row message: repeat its input columns
-            source = batch.take(np.repeat(np.arange(batch.num_rows, dtype=np.int64), counts))
-        columns = [*source.columns, *arrays]
-        yield pa.RecordBatch.from_arrays(columns, schema=pa.schema(list(batch.schema) + fields))
+                _one_array([value], field)
+            except _NOT_ARROW as misfit:
+                detail = f"{field.name} does not fit {field.type}: {bug_detail(misfit)}"
+                return make_error(DECODER_ERROR, detail)
+    detail = f"its {len(rows):,} decoded rows do not fit one Arrow batch: {bug_detail(exc)}"
+    return make_error(TOO_LARGE, detail)
 
 
 @contextmanager
@@ -130,12 +237,32 @@ def _decode_rows(
 _NOT_ARROW = (pa.ArrowException, TypeError, ValueError, OverflowError)
 
 
+def _one_array(values: Sequence[Any], field: pa.Field) -> pa.Array:
+    """``pa.array(values, field.type)`` as one array.
+
+    Raises:
+        pa.ArrowCapacityError: more data than one Arrow array holds (a string or binary column
+            over :data:`_ARRAY_CAPACITY` bytes, e.g. rows repeating one large text): found
+            from the values' lengths before converting them when they are that many
+            characters, else from a result of several chunks.
+        One of ``_NOT_ARROW`` for a value the field's type cannot take."""
+    over = f"over the {_ARRAY_CAPACITY:,} bytes one Arrow array holds"
+    if pa.types.is_string(field.type) or pa.types.is_binary(field.type):
+        length = sum(map(len, filter(None, values)))
+        if length > _ARRAY_CAPACITY:
+            raise pa.ArrowCapacityError(f"{field.name}: {length:,} characters, {over}")
+    array = pa.array(values, type=field.type)
+    if isinstance(array, pa.ChunkedArray):
+        raise pa.ArrowCapacityError(f"{field.name}: {over}")
+    return array
+
+
 def _fast_arrays(rows: list[Row], fields: list[pa.Field]) -> list[pa.Array]:
     """One Arrow array per field from the rows, converted column by column.
 
     Raises:
-        One of ``_NOT_ARROW`` when a value does not fit its field (which one is then found by
-        :func:`_checked_arrays`)."""
+        One of ``_NOT_ARROW`` when a value does not fit its field or a column does not fit
+        one Arrow array (which record is then found by :func:`_converted`)."""
     if not rows:
         return [pa.array([], type=f.type) for f in fields]
     names = [f.name for f in fields]
@@ -150,10 +277,7 @@ def _fast_arrays(rows: list[Row], fields: list[pa.Field]) -> list[pa.Array]:
         same_type = [i for i, f in enumerate(fields) if f.type == map_type]
         converted = _map_arrays([columns[i] for i in same_type], map_type)
         arrays.update(zip(same_type, converted, strict=True))
-    return [
-        arrays[i] if i in arrays else pa.array(columns[i], type=f.type)
-        for i, f in enumerate(fields)
-    ]
+    return [arrays[i] if i in arrays else _one_array(columns[i], f) for i, f in enumerate(fields)]
 
 
 def _map_arrays(columns: list[Sequence[Any]], map_type: pa.MapType) -> list[pa.MapArray]:
@@ -163,19 +287,53 @@ def _map_arrays(columns: list[Sequence[Any]], map_type: pa.MapType) -> list[pa.M
     Rows often share a map object: a Canal image that is the message's ``data`` element as
     sent, a multi-row message's type maps, a decoder's cached type maps. The distinct objects
     (by identity; all are alive in the rows) form one pool array, and each column takes its
-    rows from the pool (an Arrow copy, much cheaper than converting Python strings again)."""
+    rows from the pool (an Arrow copy, much cheaper than converting Python strings again).
+
+    Raises:
+        pa.ArrowCapacityError: a column would hold more entries, key bytes or item bytes than
+            one Arrow array holds (:data:`_ARRAY_CAPACITY`; rows repeating one large map
+            can), found from the pool's offsets before any copy."""
     values = list(chain.from_iterable(columns))
     ids = list(map(id, values))
     by_id = dict(zip(ids, values, strict=True))
     position = {object_id: index for index, object_id in enumerate(by_id)}
     pool = _map_array(list(by_id.values()), map_type)  # None, if any, is a NULL map
     indices = pa.array(list(map(position.__getitem__, ids)), type=pa.int32())
+    sizes = _map_sizes(pool)
     arrays = []
     start = 0
     for column in columns:
-        arrays.append(pool.take(indices.slice(start, len(column))))
+        taken = indices.slice(start, len(column))
+        rows = taken.to_numpy()
+        for what, size in sizes.items():
+            total = int(size[rows].sum(dtype=np.int64))
+            if total > _ARRAY_CAPACITY:
+                raise pa.ArrowCapacityError(
+                    f"{len(column):,} maps of {total:,} {what}, over the "
+                    f"{_ARRAY_CAPACITY:,} one Arrow array holds"
+                )
+        arrays.append(pool.take(taken))
         start += len(column)
     return arrays
+
+
+_ARRAY_CAPACITY = 2**31 - 1
+"""Most entries of one list / map array and most bytes of one string / binary array (their
+offsets are int32)."""
+
+
+def _map_sizes(pool: pa.MapArray) -> dict[str, np.ndarray]:
+    """Per map of ``pool``: its number of entries, and the bytes of its keys and of its items
+    when they are strings or binary (what the arrays taken from the pool add up)."""
+    offsets = pool.offsets.to_numpy()
+    sizes = {"entries": np.diff(offsets)}
+    for what, child in (("key bytes", pool.keys), ("item bytes", pool.items)):
+        if pa.types.is_string(child.type) or pa.types.is_binary(child.type):
+            value_offsets = np.frombuffer(
+                child.buffers()[1], dtype=np.int32, count=len(child) + 1, offset=4 * child.offset
+            )
+            sizes[what] = np.diff(value_offsets[offsets])
+    return sizes
 
 
 def _map_array(values: Sequence[Any], map_type: pa.MapType) -> pa.MapArray:
@@ -215,37 +373,6 @@ def _entries(value: Any) -> Iterable[Any]:
     return value
 
 
-def _checked_arrays(
-    rows: list[Row], counts: list[int], fields: list[pa.Field], make_error: ErrorRow
-) -> tuple[list[pa.Array], list[int]]:
-    """One Arrow array per field, each value converted alone to find those that do not fit;
-    and the number of rows of each record.
-
-    When a row holds a value its field's type cannot take, the rows of that row's record are
-    replaced by one error row naming the field (the first such field of the record)."""
-    take: list[int] = np.repeat(np.arange(len(counts)), counts).tolist()
-    bad_records: dict[int, str] = {}
-    for row, record in zip(rows, take, strict=True):
-        for field in fields:
-            try:
-                pa.array([row.get(field.name)], type=field.type)
-            except _NOT_ARROW as exc:
-                bad_records.setdefault(
-                    record, f"{field.name} does not fit {field.type}: {bug_detail(exc)}"
-                )
-    kept_rows: list[Row] = []
-    kept_take: list[int] = []
-    for row, record in zip(rows, take, strict=True):
-        if record not in bad_records:
-            kept_rows.append(row)
-            kept_take.append(record)
-        elif not kept_take or kept_take[-1] != record:  # one error row per bad record
-            kept_rows.append(make_error(DECODER_ERROR, bad_records[record]))
-            kept_take.append(record)
-    arrays = [pa.array([row.get(f.name) for row in kept_rows], type=f.type) for f in fields]
-    return arrays, np.bincount(kept_take, minlength=len(counts)).tolist()
-
-
 def spark_type(arrow_type: pa.DataType) -> str:
     """The Spark SQL type name of an Arrow type (the types decoders use).
 
@@ -279,7 +406,34 @@ def spark_type(arrow_type: pa.DataType) -> str:
     raise TypeError(f"no Spark type for Arrow type {arrow_type}")
 
 
-def output_schema_ddl(input_schema_ddl: str, fields: Sequence[pa.Field]) -> str:
-    """Spark DDL of :func:`append_decoded`'s output: the input DDL, then ``fields``."""
+def output_schema_ddl(
+    input_schema_ddl: str,
+    fields: Sequence[pa.Field],
+    column: str = "value",
+    *,
+    keep_column: bool = False,
+) -> str:
+    """Spark DDL of :func:`append_decoded`'s output: the input DDL (``"name type, ..."``)
+    without the decoded ``column`` (unless ``keep_column``), then ``fields``."""
+    passed = input_schema_ddl if keep_column else _without_column(input_schema_ddl, column)
     decoded = ", ".join(f"{field.name} {spark_type(field.type)}" for field in fields)
-    return f"{input_schema_ddl}, {decoded}"
+    return f"{passed}, {decoded}" if passed else decoded
+
+
+def _without_column(schema_ddl: str, column: str) -> str:
+    """A Spark DDL schema (``"name type, ..."``) without the column ``column`` (the DDL
+    unchanged when it has none); commas inside ``<...>`` / ``(...)`` types do not split."""
+    entries: list[str] = []
+    depth = 0
+    start = 0
+    for index, char in enumerate(schema_ddl):
+        if char in "<(":
+            depth += 1
+        elif char in ">)":
+            depth -= 1
+        elif char == "," and depth == 0:
+            entries.append(schema_ddl[start:index].strip())
+            start = index + 1
+    entries.append(schema_ddl[start:].strip())
+    kept = [entry for entry in entries if entry.split(None, 1)[0].strip("`") != column]
+    return ", ".join(kept)

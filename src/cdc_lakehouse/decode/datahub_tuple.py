@@ -50,6 +50,7 @@ _STRUCTURAL = (
     "not_an_object",
     "invalid_field_value",
     shared.DECODER_ERROR,
+    shared.TOO_LARGE,
 )
 REASONS = {
     **{reason: shared.STRUCTURAL_REASONS[reason] for reason in _STRUCTURAL},
@@ -89,7 +90,7 @@ def _digits(record: dict[str, Any], key: str) -> str | None:
         return None
     if isinstance(value, bool | JsonFloat) or not isinstance(value, str | int):
         raise DecodeError("invalid_field_type", f"{key} must be a string of digits")
-    text = str(value).strip()
+    text = value.strip() if isinstance(value, str) else str(int(value))  # -0 reads "0"
     if not text or not text.isascii() or not text.isdigit():
         raise DecodeError("invalid_field_type", f"{key} must be a string of digits, got {text!r}")
     return text.lstrip("0") or "0"
@@ -135,11 +136,15 @@ def decode_one(raw: bytes | None) -> dict[str, Any]:
     return row
 
 
-def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` function: append :data:`FIELDS` to each batch (same row count)."""
-    return append_decoded(batches, decode_one, FIELDS)
+def decode_batches(
+    batches: Iterator[pa.RecordBatch], *, keep_value: bool = False
+) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` function: append :data:`FIELDS` to each batch (same row count); the
+    input ``value`` is passed through only with ``keep_value``."""
+    return append_decoded(batches, decode_one, FIELDS, keep_column=keep_value)
 
 
-def output_schema_ddl(input_schema_ddl: str) -> str:
-    """Spark DDL of :func:`decode_batches`' output for an input with ``input_schema_ddl``."""
-    return arrow_batches.output_schema_ddl(input_schema_ddl, FIELDS)
+def output_schema_ddl(input_schema_ddl: str, *, keep_value: bool = False) -> str:
+    """Spark DDL of :func:`decode_batches`' output for an input with ``input_schema_ddl``
+    (``value`` left out unless ``keep_value``)."""
+    return arrow_batches.output_schema_ddl(input_schema_ddl, FIELDS, keep_column=keep_value)

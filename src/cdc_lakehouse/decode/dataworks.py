@@ -2,8 +2,9 @@
 and 002).
 
 Input: Arrow batches with at least ``topic string, partition int, offset bigint, value binary``
-(rows of ``bronze.kafka_records``); every input column is passed through unchanged. Output adds
-the envelope's fields (:data:`ENVELOPE_SCHEMA`), one row per input row, never dropping one:
+(rows of ``bronze.kafka_records``); every input column but ``value`` (it too with
+``keep_value``) is passed through unchanged. Output adds the envelope's fields
+(:data:`ENVELOPE_SCHEMA`), one row per input row, never dropping one:
 
 - ``decode_error`` / ``decode_error_detail``: NULL when the message is structurally valid, else
   a reason code (:data:`REASONS`) and a human-readable detail. Rows with an error are routed
@@ -205,11 +206,17 @@ def decode_row(raw: bytes | None) -> dict[str, Any]:
         return shared.error_row(_NAMES, invalid.reason, invalid.detail)
 
 
-def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` function: append the envelope columns to each batch (same row count)."""
-    return append_decoded(batches, decode_row, ENVELOPE_FIELDS)
+def decode_batches(
+    batches: Iterator[pa.RecordBatch], *, keep_value: bool = False
+) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` function: append the envelope columns to each batch (same row count); the
+    input ``value`` is passed through only with ``keep_value``."""
+    return append_decoded(batches, decode_row, ENVELOPE_FIELDS, keep_column=keep_value)
 
 
-def output_schema_ddl(input_schema_ddl: str) -> str:
-    """Spark DDL of :func:`decode_batches`' output for an input with ``input_schema_ddl``."""
-    return arrow_batches.output_schema_ddl(input_schema_ddl, ENVELOPE_FIELDS)
+def output_schema_ddl(input_schema_ddl: str, *, keep_value: bool = False) -> str:
+    """Spark DDL of :func:`decode_batches`' output for an input with ``input_schema_ddl``
+    (``value`` left out unless ``keep_value``)."""
+    return arrow_batches.output_schema_ddl(
+        input_schema_ddl, ENVELOPE_FIELDS, keep_column=keep_value
+    )

@@ -1,8 +1,9 @@
 """Decoder of Alibaba DTS Avro records (docs/formats.md section 4a; seed 003).
 
 Input: Arrow batches with at least ``value binary`` (rows of ``bronze.kafka_records``); every
-input column is passed through unchanged. Each value is one ``com.alibaba.dts.formats.avro.Record``
-in plain Avro binary (no schema-registry header), read with :func:`fastavro.schemaless_reader`.
+input column but ``value`` (it too with ``keep_value``) is passed through unchanged. Each value
+is one ``com.alibaba.dts.formats.avro.Record`` in plain Avro binary (no schema-registry
+header), read with :func:`fastavro.schemaless_reader`.
 Either schema revision (the newer one has a trailing ``bornTimestamp``) is accepted when the
 read consumes exactly all bytes; at most one can, so the revision that fit the previous value
 is tried first (a topic's records share one) without changing any result. Output adds
@@ -90,6 +91,7 @@ REASONS = {
     "avro_schema_mismatch": "the value is not a DTS Avro Record of either schema revision",
     "invalid_field_value": "a field decodes but holds an invalid value",
     shared.DECODER_ERROR: shared.STRUCTURAL_REASONS[shared.DECODER_ERROR],
+    shared.TOO_LARGE: shared.STRUCTURAL_REASONS[shared.TOO_LARGE],
 }
 
 _STR = pa.string()
@@ -523,11 +525,15 @@ decode_one = decode_record
 """Alias of :func:`decode_record` (the name every decoder module exports)."""
 
 
-def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` function: append :data:`DTS_FIELDS` to each batch (same row count)."""
-    return append_decoded(batches, decode_row, DTS_FIELDS)
+def decode_batches(
+    batches: Iterator[pa.RecordBatch], *, keep_value: bool = False
+) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` function: append :data:`DTS_FIELDS` to each batch (same row count); the
+    input ``value`` is passed through only with ``keep_value``."""
+    return append_decoded(batches, decode_row, DTS_FIELDS, keep_column=keep_value)
 
 
-def output_schema_ddl(input_schema_ddl: str) -> str:
-    """Spark DDL of :func:`decode_batches`' output for an input with ``input_schema_ddl``."""
-    return arrow_batches.output_schema_ddl(input_schema_ddl, DTS_FIELDS)
+def output_schema_ddl(input_schema_ddl: str, *, keep_value: bool = False) -> str:
+    """Spark DDL of :func:`decode_batches`' output for an input with ``input_schema_ddl``
+    (``value`` left out unless ``keep_value``)."""
+    return arrow_batches.output_schema_ddl(input_schema_ddl, DTS_FIELDS, keep_column=keep_value)

@@ -2,8 +2,8 @@
 
 Input: Arrow batches with at least ``value binary`` (rows of ``bronze.kafka_records``) and
 optionally the topic's ``canal_legacy_swap`` (:data:`LEGACY_SWAP_COLUMN`, which meaning to
-decode with); every input column is passed through unchanged (repeated for each row of a
-multi-row message).
+decode with); every input column but ``value`` (it too with ``keep_value``) is passed through
+unchanged (repeated for each row of a multi-row message).
 
 One Canal message carries a ``data`` array: each element is its own row change. The decoder
 returns one output row per element, numbered by ``row_index`` (0-based array index; the SQL
@@ -363,7 +363,7 @@ def _row(
 
 
 def decode_batches(
-    batches: Iterator[pa.RecordBatch], legacy_swap: bool = False
+    batches: Iterator[pa.RecordBatch], legacy_swap: bool = False, *, keep_value: bool = False
 ) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` function: append :data:`CANAL_FIELDS`, one output row per Canal row.
 
@@ -376,13 +376,16 @@ def decode_batches(
         batches: input Arrow batches with a ``value`` column (and optionally
             :data:`LEGACY_SWAP_COLUMN`).
         legacy_swap: the pre-2022-03-20 DTS data / old meaning for batches without the column.
+        keep_value: pass ``value`` through too (repeated per row, like the other columns).
     """
     meanings: dict[bool, Callable[[Any], list[dict[str, Any]]]] = {
         swap: functools.partial(decode_rows, legacy_swap=swap) for swap in (False, True)
     }
     for batch in batches:
         for swap, part in _by_meaning(batch, legacy_swap):
-            yield from append_decoded(iter([part]), meanings[swap], CANAL_FIELDS, error=error_row)
+            yield from append_decoded(
+                iter([part]), meanings[swap], CANAL_FIELDS, error=error_row, keep_column=keep_value
+            )
 
 
 def _by_meaning(batch: pa.RecordBatch, default: bool) -> list[tuple[bool, pa.RecordBatch]]:
@@ -395,6 +398,7 @@ def _by_meaning(batch: pa.RecordBatch, default: bool) -> list[tuple[bool, pa.Rec
     return [(swap, part) for swap, part in parts if part.num_rows]
 
 
-def output_schema_ddl(input_schema_ddl: str) -> str:
-    """Spark DDL of :func:`decode_batches`' output for an input with ``input_schema_ddl``."""
-    return arrow_batches.output_schema_ddl(input_schema_ddl, CANAL_FIELDS)
+def output_schema_ddl(input_schema_ddl: str, *, keep_value: bool = False) -> str:
+    """Spark DDL of :func:`decode_batches`' output for an input with ``input_schema_ddl``
+    (``value`` left out unless ``keep_value``)."""
+    return arrow_batches.output_schema_ddl(input_schema_ddl, CANAL_FIELDS, keep_column=keep_value)

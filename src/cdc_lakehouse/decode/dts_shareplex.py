@@ -1,9 +1,9 @@
 """Decoder of DTS Shareplex JSON (docs/formats.md section 4b; seed 003).
 
 Input: Arrow batches with at least ``value binary`` (rows of ``bronze.kafka_records``); every
-input column is passed through unchanged. Each value is one JSON object
-``{"meta": {...}, "data": {...}, "key": {...}}``. Output adds :data:`FIELDS`, one row per
-input row, never dropping one:
+input column but ``value`` (it too with ``keep_value``) is passed through unchanged. Each value
+is one JSON object ``{"meta": {...}, "data": {...}, "key": {...}}``. Output adds
+:data:`FIELDS`, one row per input row, never dropping one:
 
 - ``decode_error`` / ``decode_error_detail``: NULL when structurally valid, else a reason code
   (:data:`REASONS`) and a detail; every other decoded column is then NULL.
@@ -74,9 +74,12 @@ def _digits(meta: dict[str, Any], key: str) -> str | None:
     value = meta.get(key)
     if value is None:
         return None
-    text = (
-        str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else ""
-    )
+    if isinstance(value, str):
+        text = value.strip()
+    elif isinstance(value, int) and not isinstance(value, bool):
+        text = str(int(value))  # a JSON integer's digits (-0 reads "0")
+    else:
+        text = ""
     if isinstance(value, JsonFloat) or not text.isascii() or not text.isdigit():
         raise DecodeError("invalid_field_type", f"meta.{key} must be digits, got {value!r}")
     return text.lstrip("0") or "0"
@@ -162,11 +165,15 @@ def decode_one(raw: bytes | None) -> dict[str, Any]:
     return row
 
 
-def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` function: append :data:`FIELDS` to each batch (same row count)."""
-    return append_decoded(batches, decode_one, FIELDS)
+def decode_batches(
+    batches: Iterator[pa.RecordBatch], *, keep_value: bool = False
+) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` function: append :data:`FIELDS` to each batch (same row count); the
+    input ``value`` is passed through only with ``keep_value``."""
+    return append_decoded(batches, decode_one, FIELDS, keep_column=keep_value)
 
 
-def output_schema_ddl(input_schema_ddl: str) -> str:
-    """Spark DDL of :func:`decode_batches`' output for an input with ``input_schema_ddl``."""
-    return arrow_batches.output_schema_ddl(input_schema_ddl, FIELDS)
+def output_schema_ddl(input_schema_ddl: str, *, keep_value: bool = False) -> str:
+    """Spark DDL of :func:`decode_batches`' output for an input with ``input_schema_ddl``
+    (``value`` left out unless ``keep_value``)."""
+    return arrow_batches.output_schema_ddl(input_schema_ddl, FIELDS, keep_column=keep_value)

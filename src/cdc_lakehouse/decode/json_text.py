@@ -1,10 +1,14 @@
 """JSON parsing that keeps every number's exact text, and refuses what would be ambiguous.
 
 Spark's JSON functions turn ``1.50`` into ``1.5`` and ``12345678901234567890123.456789`` into
-``1.2345678901234568E22``. CDC values must keep their digits, so decoders parse with
+``1.2345678901234568E22``. CDC values must keep their text as sent, so decoders parse with
 :func:`loads`, which returns numbers with a fraction or an exponent as :class:`JsonFloat` (a
-``str`` subclass holding the original text) and integers as ``int`` (exact in Python).
-:func:`value_text` renders any parsed value as the text stored in images.
+``str`` subclass holding the original text) and integers as ``int`` (exact in Python, and
+``str(int)`` is the integer's JSON text), with two exceptions: ``-0``, which Python reads as
+``0``, is :data:`NEGATIVE_ZERO` (an ``int`` equal to 0 whose text is ``-0``), and an integer
+longer than Python's int conversion limit (4,300 digits) is a :class:`JsonFloat` of its text.
+:func:`value_text` renders any parsed value as the text stored in images: every JSON number
+form (``-0``, ``-0.0``, ``-0E+0``, ``0e0``, ``1E400``, 4,301 digits, ...) as sent.
 
 :func:`loads` also refuses, with a :class:`ValueError` subclass that names the problem:
 
@@ -18,9 +22,10 @@ Spark's JSON functions turn ``1.50`` into ``1.5`` and ``12345678901234567890123.
 
 Two parsers, one result. :func:`loads` first parses with msgspec (C, about 3x faster than the
 stdlib parser with its per-object duplicate-key hook), which keeps number text through its
-``float_hook`` but silently keeps the last value of a repeated key. A cheap count tells
-whether the text may repeat a key (:func:`_may_repeat_a_key`); only then, or when msgspec
-refuses the text, is the text parsed again by the exact stdlib path (:func:`_exact_loads`),
+``float_hook`` but silently keeps the last value of a repeated key, and reads ``-0`` as ``0``.
+Cheap counts tell whether the text may repeat a key or hold the integer ``-0``
+(:func:`_may_differ`); only then, or when msgspec refuses the text (e.g. an integer beyond
+4,300 digits), is the text parsed again by the exact stdlib path (:func:`_exact_loads`),
 whose result and error messages are the reference. So every text gets the value or the error
 the stdlib path gives it.
 """
@@ -28,6 +33,7 @@ the stdlib path gives it.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import msgspec
@@ -43,9 +49,30 @@ below Python's recursion limit (1,000 frames)."""
 
 
 class JsonFloat(str):
-    """The exact source text of a JSON number with a fraction or an exponent."""
+    """The exact source text of a JSON number with a fraction or an exponent, or of an integer
+    longer than Python's int conversion limit (4,300 digits: ``int()`` refuses it)."""
 
     __slots__ = ()
+
+
+class JsonNegativeZero(int):
+    """The JSON integer ``-0``: equal to 0 (an ``int``, so a field that reads an integer reads
+    0, as for ``0``), with ``-0`` as its text (``str``, ``repr``, :func:`value_text`), so a
+    value keeps what was sent. Use :data:`NEGATIVE_ZERO`."""
+
+    __slots__ = ()
+
+    def __new__(cls) -> JsonNegativeZero:
+        return super().__new__(cls, 0)
+
+    def __repr__(self) -> str:
+        return "-0"
+
+    __str__ = __repr__
+
+
+NEGATIVE_ZERO = JsonNegativeZero()
+"""What :func:`loads` returns for the JSON integer ``-0``."""
 
 
 class JsonTooDeepError(ValueError):
@@ -78,8 +105,22 @@ def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
+def _json_int(text: str) -> int | JsonFloat:
+    """An integer token's value: ``int``, :data:`NEGATIVE_ZERO` for ``-0`` and, beyond
+    Python's int conversion limit, the :class:`JsonFloat` of its text."""
+    if text == "-0":
+        return NEGATIVE_ZERO
+    try:
+        return int(text)
+    except ValueError:  # longer than sys.get_int_max_str_digits() (4,300 by default)
+        return JsonFloat(text)
+
+
 _DECODER = json.JSONDecoder(
-    parse_float=JsonFloat, parse_constant=_reject_constant, object_pairs_hook=_unique_object
+    parse_float=JsonFloat,
+    parse_int=_json_int,
+    parse_constant=_reject_constant,
+    object_pairs_hook=_unique_object,
 )
 
 
@@ -101,8 +142,8 @@ def loads(text: str | bytes) -> Any:
         value = _FAST_DECODER.decode(text)
     except Exception:  # whatever msgspec refuses, the stdlib parser names what is wrong
         return _exact_loads(text)
-    colons, brackets = _colons_and_brackets(text)
-    if _may_repeat_a_key(text, value, colons):
+    colons, brackets, minus_signs = _counts(text)
+    if _may_differ(text, value, colons, minus_signs):
         return _exact_loads(text)
     _check_depth(brackets, value)
     return value
@@ -116,24 +157,26 @@ def _exact_loads(text: str | bytes) -> Any:
         value = _DECODER.decode(text)
     except RecursionError:
         raise JsonTooDeepError() from None
-    _check_depth(_colons_and_brackets(text)[1], value)
+    _check_depth(_counts(text)[1], value)
     return value
 
 
 _FAST_DECODER = msgspec.json.Decoder(float_hook=JsonFloat)
-_KEEP_COLONS_AND_BRACKETS = (
+_KEEP_COUNTED = (
     bytes(range(256)).replace(b"{", b"["),  # "{" counts as "["
-    bytes(byte for byte in range(256) if byte not in b":[{"),  # every other byte goes
+    bytes(byte for byte in range(256) if byte not in b":[{-"),  # every other byte goes
 )
 
 
-def _colons_and_brackets(text: str | bytes) -> tuple[int, int]:
-    """How many ``:`` and how many ``[`` / ``{`` the text holds (bytes: in one pass)."""
+def _counts(text: str | bytes) -> tuple[int, int, int]:
+    """How many ``:``, how many ``[`` / ``{`` and how many ``-`` the text holds (bytes: in one
+    pass)."""
     if isinstance(text, bytes):
-        kept = text.translate(*_KEEP_COLONS_AND_BRACKETS)
+        kept = text.translate(*_KEEP_COUNTED)
         colons = kept.count(b":")
-        return colons, len(kept) - colons
-    return text.count(":"), text.count("[") + text.count("{")
+        minus_signs = kept.count(b"-")
+        return colons, len(kept) - colons - minus_signs, minus_signs
+    return text.count(":"), text.count("[") + text.count("{"), text.count("-")
 
 
 def _check_depth(brackets: int, value: Any) -> None:
@@ -145,30 +188,55 @@ def _check_depth(brackets: int, value: Any) -> None:
         raise JsonTooDeepError()
 
 
-def _may_repeat_a_key(text: str | bytes, value: Any, colons: int) -> bool:
-    """Whether ``text``, which holds ``colons`` ``:``, may name a key twice in one object,
-    given ``value``, msgspec's parse of it (which keeps one entry per key). False means it
-    certainly does not.
+def _may_differ(text: str | bytes, value: Any, colons: int, minus_signs: int) -> bool:
+    """Whether ``value``, msgspec's parse of ``text`` (which holds ``colons`` ``:`` and
+    ``minus_signs`` ``-``), may differ from the exact parse: ``text`` may name a key twice in
+    one object (msgspec keeps one entry per key) or hold the integer ``-0`` (msgspec reads 0).
+    False means it certainly does not.
 
-    Every ``:`` of a JSON text separates a key from its value or lies inside a string, and a
-    string's ``:`` stays one ``:`` once parsed, unless it is written ``\\u003a``. Re-encoding
-    the parsed value (orjson: the fastest encoder, which writes a :class:`JsonFloat` as the
-    string it is) writes one ``:`` per object entry kept plus those of its strings. A
-    repeated key drops an entry (and all of the dropped value's ``:``), so without escaped
-    colons the text has more ``:`` than the re-encoding exactly when a key repeats. With an
-    escaped colon the count proves nothing, and the answer is True.
+    Both are found by re-encoding ``value`` (orjson: the fastest encoder, which writes a
+    :class:`JsonFloat` as the string it is) and counting. Every ``:`` of a JSON text separates
+    a key from its value or lies inside a string, and a string's ``:`` stays one ``:`` once
+    parsed, unless it is written ``\\u003a``; the re-encoding writes one ``:`` per object
+    entry kept plus those of its strings. A repeated key drops an entry (and all of the dropped
+    value's ``:``), so without escaped colons the text has more ``:`` than the re-encoding
+    exactly when a key repeats. Likewise every ``-`` of a text without escapes lies in a string
+    or a number token and is written again as it was, except that of the integer ``-0``
+    (written ``0``) and those of a dropped entry: the re-encoding has fewer ``-`` exactly
+    then. A text with escapes may hide either: it may repeat a key when it holds ``\\u003``,
+    and may hold ``-0`` when :func:`_may_hold_negative_zero` says so.
     """
     try:
         encoded = orjson.dumps(value)
     except Exception:  # e.g. an integer beyond 64 bits: nothing to count, so maybe
         return True
-    if colons != encoded.count(b":"):
+    if colons != encoded.count(b":") or minus_signs != encoded.count(b"-"):
         return True
-    # "\\u003" also matches other escapes (rare): they only cost the exact parse; a text
-    # without a backslash (found fast) has no escape at all
+    # a text without a backslash (found fast) has no escape at all; "\\u003" also matches
+    # other escapes (rare): they only cost the exact parse
     if isinstance(text, bytes):
-        return b"\\" in text and b"\\u003" in text
-    return "\\" in text and "\\u003" in text
+        return b"\\" in text and (b"\\u003" in text or _may_hold_negative_zero(text))
+    return "\\" in text and ("\\u003" in text or _may_hold_negative_zero(text))
+
+
+# "-" (found fast, the pattern starting with it) after "[", ":", "," or blank space, then "0"
+# not followed by a digit, "." or an exponent
+_NEGATIVE_ZERO_BYTES = re.compile(rb"-(?<=[\s\[:,]-)0(?![0-9.eE])")
+_NEGATIVE_ZERO_TEXT = re.compile(r"-(?<=[\s\[:,]-)0(?![0-9.eE])")
+
+
+def _may_hold_negative_zero(text: str | bytes) -> bool:
+    """Whether ``text`` may hold the JSON integer ``-0``, from the text alone (escapes
+    included). False means it certainly does not.
+
+    A number token starts the text or follows ``[``, ``:``, ``,`` or blank space, and the
+    integer ``-0`` is not followed by a digit, ``.`` or an exponent. Inside a string the same
+    characters (``"at -0 h"``) only cost the exact parse; the common ``-0`` of dates, times
+    and GTIDs (``2024-01-05``, ``-08:00``, ``3ccc1ca4-0b8e-...``) is not preceded by such a
+    character or is followed by a digit."""
+    if isinstance(text, bytes):
+        return text.startswith(b"-0") or _NEGATIVE_ZERO_BYTES.search(text) is not None
+    return text.startswith("-0") or _NEGATIVE_ZERO_TEXT.search(text) is not None
 
 
 def depth(value: Any) -> int:
@@ -193,7 +261,8 @@ def value_text(value: Any) -> str | None:
     """The text of a parsed JSON value as stored in before / after images.
 
     ``None`` (JSON null) -> ``None`` (SQL NULL); strings as they are; numbers as their exact
-    JSON text; ``true`` / ``false``; objects and arrays as compact JSON with exact numbers.
+    JSON text (``-0`` included: :data:`NEGATIVE_ZERO`'s ``str``); ``true`` / ``false``; objects
+    and arrays as compact JSON with exact numbers.
     """
     if value is None:
         return None

@@ -266,11 +266,15 @@ def decode_one(raw: bytes | None) -> dict[str, Any]:
     return row
 
 
-def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` function: append :data:`FIELDS` to each batch (same row count)."""
-    return append_decoded(batches, decode_one, FIELDS)
+def decode_batches(
+    batches: Iterator[pa.RecordBatch], *, keep_value: bool = False
+) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` function: append :data:`FIELDS` to each batch (same row count); the
+    input ``value`` is passed through only with ``keep_value``."""
+    return append_decoded(batches, decode_one, FIELDS, keep_column=keep_value)
 
 
-def output_schema_ddl(input_schema_ddl: str) -> str:
-    """Spark DDL of :func:`decode_batches`' output for an input with ``input_schema_ddl``."""
-    return arrow_batches.output_schema_ddl(input_schema_ddl, FIELDS)
+def output_schema_ddl(input_schema_ddl: str, *, keep_value: bool = False) -> str:
+    """Spark DDL of :func:`decode_batches`' output for an input with ``input_schema_ddl``
+    (``value`` left out unless ``keep_value``)."""
+    return arrow_batches.output_schema_ddl(input_schema_ddl, FIELDS, keep_column=keep_value)

@@ -117,6 +117,7 @@ REASONS = {
     "invalid_field_type": "a field has the wrong type or an invalid value",
     "missing_table_metadata": "a data message whose table has no metadata message",
     shared.DECODER_ERROR: shared.STRUCTURAL_REASONS[shared.DECODER_ERROR],
+    shared.TOO_LARGE: shared.STRUCTURAL_REASONS[shared.TOO_LARGE],
 }
 
 _STR = pa.string()
@@ -806,7 +807,7 @@ def decode_batches(
 ) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` function: append :data:`QLIK_FIELDS` decoded from the struct column
     ``qlik_input`` (source_format, topic, value, ingest_batch_id), with the collected MD
-    ``entries``."""
+    ``entries``; every input column but ``qlik_input`` is passed through (``value`` too)."""
     catalog = MetadataCatalog(entries)
     return append_decoded(
         batches, lambda record: decode_record(record, catalog), QLIK_FIELDS, column=INPUT_COLUMN
@@ -814,8 +815,9 @@ def decode_batches(
 
 
 def output_schema_ddl(input_schema_ddl: str) -> str:
-    """Spark DDL of :func:`decode_batches`' output for an input with ``input_schema_ddl``."""
-    return arrow_batches.output_schema_ddl(input_schema_ddl, QLIK_FIELDS)
+    """Spark DDL of :func:`decode_batches`' output for an input with ``input_schema_ddl``
+    (without ``qlik_input``)."""
+    return arrow_batches.output_schema_ddl(input_schema_ddl, QLIK_FIELDS, INPUT_COLUMN)
 
 
 def is_metadata_candidate(raw: bytes | None, source_format: str) -> bool:
