@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from cdc_lakehouse.bench import report
 from cdc_lakehouse.bench.baselines import autocdc
+from tests.unit.test_bench_report import _document, _format_result
 
 TOPIC = "sim.autocdc_test"
 SOURCE = "autocdc_test.change_events"
@@ -142,6 +144,57 @@ def test_autocdc_differs_from_gold_by_partial_image_and_key_move_only(
     } == {"partial_image": (0, 0, 1), "key_move": (0, 1, 0)}
 
 
+def test_autocdc_still_refuses_a_delta_target(spark, tmp_path: Path) -> None:
+    """Why the baseline's target is Spark's in-memory catalog: with Delta 4.4.0 the flow does
+    not start. When this fails, Delta's tables support row-level operations: move the target
+    to Delta (autocdc.run's delta_target) and drop the test jar."""
+    _change_events(spark)
+    try:
+        with pytest.raises(autocdc.AutoCdcError, match="AUTOCDC_TARGET_DOES_NOT_SUPPORT_MERGE"):
+            autocdc.run(
+                spark, [TOPIC], tmp_path / "pipeline", source_table=SOURCE, delta_target=True
+            )
+    finally:
+        spark.sql(f"drop table if exists {SOURCE}")
+    assert not spark.catalog.databaseExists(autocdc.DELTA_DATABASE)
+
+
 def test_autocdc_refuses_no_topics(spark, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="at least one topic"):
         autocdc.run(spark, [], tmp_path)
+
+
+def test_report_puts_autocdc_beside_silver_to_gold_and_names_the_classes() -> None:
+    result = _format_result("dts_canal_json", silver_s=10.0, gold_s=30.0, pyspark_s=8.0)
+    result["stages"]["silver_to_gold"]["cpu_seconds"] = 45.0
+    compared = autocdc.classify(
+        {("t", "a"): {"a": "1", "b": "2"}},
+        {("t", "a"): {"a": "1"}},
+        {("t", "a"): {"partial_image"}},
+    )
+    result["autocdc"] = {
+        "engine": "x",
+        "seconds": 12.0,
+        "cpu_seconds": 15.0,
+        "events": 1000,
+        "events_per_s": 1000 / 12.0,
+        "peak_rss_bytes": 2**30,
+        "cores": 2,
+        "target_rows": 1,
+        "equals_gold": compared["differing"] == 0,
+        "comparison": compared,
+    }
+    document = _document([result], [])
+    summary = report.summary(document)
+    assert summary["autocdc_silver_to_gold_ratio_by_format"] == {
+        "dts_canal_json": {"wall": 2.5, "cpu": 3.0}
+    }
+    assert summary["autocdc_equals_gold"] == {"dts_canal_json": False}
+    text = report.markdown(document)
+    section = text[text.index("## Spark's AutoCDC") :].splitlines()
+    row = next(line for line in section if line.startswith("| dts_canal_json |"))
+    # silver -> gold 30 s (45 CPU s) against AutoCDC 12 s (15): 2.50x wall, 3.00x CPU;
+    # bronze -> silver + AutoCDC = 22 s
+    assert "| 30.0 (45.0) | 12.0 (15.0) | 2.50x, 3.00x | 22.0 | 40.0 | 8.0 | 0; 1 differ |" in row
+    assert "| dts_canal_json | partial_image | 0 | 0 | 1 | a change carried a partial" in text
+    assert "AutoCDC 12.0 s (differs from gold)" in report.format_line(result)

@@ -74,6 +74,8 @@ CATALOG_CLASS = (
 """Spark's in-memory row-level catalog whose tables every session of the JVM shares (the
 pipeline's flows run in sessions of their own)."""
 DATABASE = "bench"
+DELTA_DATABASE = "autocdc_bench"
+"""The session catalog's database of :func:`run`'s ``delta_target``."""
 TARGET = "current_rows"
 SOURCE_VIEW = "autocdc_change_events"
 KEYS = ("source_format", "source_database", "source_schema", "source_table", "row_key")
@@ -187,7 +189,9 @@ def pipeline_spec(storage: Path) -> dict[str, Any]:
     }
 
 
-def _register(remote: Any, graph_id: str, source_table: str, topics: Sequence[str]) -> None:
+def _register(
+    remote: Any, graph_id: str, source_table: str, topics: Sequence[str], target_format: str | None
+) -> None:
     """Register the graph's elements: the change events as a streaming temporary view, the
     streaming table and its AutoCDC flow (SCD type 1)."""
     from pyspark import pipelines as dp
@@ -222,7 +226,7 @@ def _register(remote: Any, graph_id: str, source_table: str, topics: Sequence[st
         add_pipeline_analysis_context(spark=remote, dataflow_graph_id=graph_id, flow_name=None),
     ):
         dp.temporary_view(name=SOURCE_VIEW)(change_events)
-        dp.create_streaming_table(name=TARGET)
+        dp.create_streaming_table(name=TARGET, format=target_format)
         dp.create_auto_cdc_flow(
             target=TARGET,
             source=SOURCE_VIEW,
@@ -254,6 +258,7 @@ def run(
     storage: Path,
     *,
     source_table: str = SOURCE_TABLE,
+    delta_target: bool = False,
 ) -> AutoCdcResult:
     """Run the AutoCDC pipeline once on ``topics``' rows of ``source_table`` into a fresh
     target and read the target back (then drop it).
@@ -265,6 +270,10 @@ def run(
         source_table: a Delta table with silver.change_events' columns (at least the key
             columns, ``op``, ``ordering_key``, ``before_image``, ``after_image``,
             ``kafka_topic``).
+        delta_target: make the target a Delta table of the session catalog
+            (``spark_catalog.`` :data:`DELTA_DATABASE`) instead: AutoCDC refuses it with
+            Delta 4.4.0 (an :class:`AutoCdcError` naming
+            ``AUTOCDC_TARGET_DOES_NOT_SUPPORT_MERGE``); kept to check that it still does.
 
     Returns:
         :class:`AutoCdcResult`.
@@ -283,10 +292,11 @@ def run(
     remote = connect_session(spark)
     for key, value in PIPELINE_CONF.items():
         remote.conf.set(key, value)
-    target = f"{CATALOG}.{DATABASE}.{TARGET}"
+    catalog, database = ("spark_catalog", DELTA_DATABASE) if delta_target else (CATALOG, DATABASE)
+    target = f"{catalog}.{database}.{TARGET}"
     try:
-        remote.sql(f"drop namespace if exists {CATALOG}.{DATABASE} cascade")
-        remote.sql(f"create namespace {CATALOG}.{DATABASE}")
+        remote.sql(f"drop namespace if exists {catalog}.{database} cascade")
+        remote.sql(f"create namespace {catalog}.{database}")
     except PySparkException as exc:
         raise AutoCdcError(
             f"the target catalog {CATALOG_CLASS} cannot be loaded ({_first_line(exc)}): start "
@@ -300,9 +310,9 @@ def run(
     start = time.perf_counter()
     try:
         graph_id = create_dataflow_graph(
-            remote, default_catalog=CATALOG, default_database=DATABASE, sql_conf=PIPELINE_CONF
+            remote, default_catalog=catalog, default_database=database, sql_conf=PIPELINE_CONF
         )
-        _register(remote, graph_id, source_table, topics)
+        _register(remote, graph_id, source_table, topics, "delta" if delta_target else None)
         messages = _events(
             start_run(
                 remote,
@@ -315,6 +325,8 @@ def run(
             )
         )
     except PySparkException as exc:
+        if delta_target:
+            remote.sql(f"drop namespace if exists {catalog}.{database} cascade")
         raise AutoCdcError(f"the AutoCDC pipeline failed: {_first_line(exc)}") from exc
     seconds = time.perf_counter() - start
     cpu_at_end = cpu_times(process, include_children=True)
@@ -328,7 +340,7 @@ def run(
     events = spark.sql(
         f"select count(*) as n from {source_table} where kafka_topic in ({listed})"
     ).first()["n"]
-    remote.sql(f"drop namespace if exists {CATALOG}.{DATABASE} cascade")
+    remote.sql(f"drop namespace if exists {catalog}.{database} cascade")
     context = spark.sparkContext
     return AutoCdcResult(
         baseline=BaselineResult(
