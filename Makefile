@@ -36,10 +36,11 @@ install: $(STAMP)
 
 # The grep drops a notice that some machines' pip configuration prints once per package;
 # pipefail keeps pip's own exit status. Then Maven resolves the pinned JVM libraries (Delta
-# Lake, Spark's Kafka source, spark-avro, the Kafka broker: jvm/*/pom.xml) into
+# Lake, Spark's Kafka source, spark-avro, the Kafka broker, the bench's AutoCDC target:
+# jvm/*/pom.xml) into
 # $(VENV)/share/cdc-lakehouse/jars (python -m cdc_lakehouse.jars; Maven's error line, exit 2,
 # when one does not resolve).
-$(STAMP): pyproject.toml requirements.lock jvm/spark/pom.xml jvm/kafka/pom.xml
+$(STAMP): pyproject.toml requirements.lock jvm/spark/pom.xml jvm/kafka/pom.xml jvm/autocdc/pom.xml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[dev]' \
 		2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; }

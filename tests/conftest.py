@@ -62,9 +62,16 @@ def lake_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def spark(lake_dir: Path):
-    """The one SparkSession of the test session."""
+    """The one SparkSession of the test session. It loads the bench's AutoCDC target catalog
+    too (class path ``autocdc``, ``CDC_SPARK_EXTRA_JARS``; tests/unit/test_bench_autocdc.py)."""
+    from cdc_lakehouse.jars import JarsMissingError, class_path
     from cdc_lakehouse.spark_session import get_spark
 
+    try:
+        extra = ",".join(str(jar) for jar in class_path("autocdc"))
+    except JarsMissingError:
+        extra = ""  # the AutoCDC test says what is missing
+    os.environ.setdefault("CDC_SPARK_EXTRA_JARS", extra)
     session = get_spark()
     yield session
     session.stop()

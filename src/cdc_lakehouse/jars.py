@@ -13,6 +13,10 @@ Two class paths, each a folder of jars under :func:`jars_dir` (default
 - ``kafka/``: an Apache Kafka broker, KRaft mode (``jvm/kafka/pom.xml``), which
   :mod:`cdc_lakehouse.kafka.broker` runs as ``java -cp kafka/* kafka.Kafka``: a class path of
   its own, since the broker's ``kafka-clients`` is not the one Spark's source uses.
+- ``autocdc/``: spark-catalyst's test jar (``jvm/autocdc/pom.xml``), whose in-memory
+  row-level catalog is the MERGE-capable target of the bench's AutoCDC baseline
+  (:mod:`cdc_lakehouse.bench.baselines.autocdc`); only the bench's format workers load it
+  (``CDC_SPARK_EXTRA_JARS``).
 
 ``python -m cdc_lakehouse.jars install`` (run by ``make install``) resolves both with Maven
 (``mvn dependency:copy-dependencies``, the versions pinned in the poms) into a new folder and
@@ -37,7 +41,11 @@ from pathlib import Path
 from cdc_lakehouse.settings import ConfigError
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
-POMS = {"spark": "jvm/spark/pom.xml", "kafka": "jvm/kafka/pom.xml"}
+POMS = {
+    "spark": "jvm/spark/pom.xml",
+    "kafka": "jvm/kafka/pom.xml",
+    "autocdc": "jvm/autocdc/pom.xml",
+}
 """Class path name -> its pom, relative to the project directory."""
 
 _VERSIONED_JAR = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d[^-]*(?:-[^-]+)*)\.jar$")
@@ -57,7 +65,8 @@ def jars_dir() -> Path:
 
 
 def class_path(name: str) -> list[Path]:
-    """The jars of class path ``name`` (``spark`` or ``kafka``), sorted by file name.
+    """The jars of class path ``name`` (``spark``, ``kafka`` or ``autocdc``), sorted by file
+    name.
 
     Raises:
         JarsMissingError: the folder is missing or holds no jar.

@@ -113,11 +113,32 @@ def spark_ui_enabled() -> bool:
     return boolean_setting(os.environ, "CDC_SPARK_UI", False)
 
 
+def extra_jars() -> list[str]:
+    """Local jar files this process's session loads beside the project's (``spark.jars``):
+    ``CDC_SPARK_EXTRA_JARS``, comma-separated absolute paths; empty when unset. Only the
+    bench sets it, for its AutoCDC baseline's target catalog (``cdc_lakehouse.jars``
+    class path ``autocdc``); the pipeline's commands never do.
+
+    Raises:
+        ConfigError: a path that is not absolute or not an existing ``.jar`` file.
+    """
+    text = os.environ.get("CDC_SPARK_EXTRA_JARS", "").strip()
+    jars = [part.strip() for part in text.split(",") if part.strip()]
+    for jar in jars:
+        path = Path(jar)
+        if not path.is_absolute() or path.suffix != ".jar" or not path.is_file():
+            raise ConfigError(
+                f"CDC_SPARK_EXTRA_JARS: {jar!r} is not an existing .jar file given by its "
+                "absolute path (comma-separated paths, or unset)"
+            )
+    return jars
+
+
 def check_spark_settings() -> None:
     """Check every ``CDC_SPARK_*`` setting of this process without starting anything or
     connecting anywhere: the master URL (:func:`cdc_lakehouse.spark_master.check_master_url`),
-    the driver memory, the shuffle partitions, the UI switch and, for a cluster master, the
-    executors' memory and cores. Commands call it first, so that a bad value is one line
+    the driver memory, the shuffle partitions, the UI switch, the extra jars and, for a
+    cluster master, the executors' memory and cores. Commands call it first, so that a bad value is one line
     before any work; :func:`spark_conf` checks the same values again.
 
     Raises:
@@ -128,6 +149,7 @@ def check_spark_settings() -> None:
     driver_memory()
     shuffle_partitions()
     spark_ui_enabled()
+    extra_jars()
     master_conf(master)
 
 
@@ -171,7 +193,8 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         "spark.master": spark_master(),
         "spark.app.name": "cdc-lakehouse",
         # Delta Lake, Spark's Kafka source, spark-avro: local files, served to executors
-        "spark.jars": ",".join(str(jar) for jar in class_path("spark")),
+        # (and the bench's CDC_SPARK_EXTRA_JARS, see extra_jars)
+        "spark.jars": ",".join([*(str(jar) for jar in class_path("spark")), *extra_jars()]),
         "spark.sql.extensions": DELTA_EXTENSION,
         "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
         # Delta rebuilds a table's state (its files) in this many tasks (default 50): the

@@ -33,6 +33,8 @@ from typing import Any, NoReturn
 
 from cdc_lakehouse.bench import report
 from cdc_lakehouse.cli_types import positive_int
+from cdc_lakehouse.jars import class_path
+from cdc_lakehouse.settings import ConfigError
 from cdc_lakehouse.simulate.encoders import ENCODERS
 
 DEFAULT_FORMATS = ("dataworks_json", "dts_canal_json", "dts_avro")
@@ -280,8 +282,13 @@ def run_worker(kind: str, spec: dict[str, Any], work_dir: Path, project_dir: Pat
     """Run one :mod:`.worker` in ``work_dir`` (its lake: ``work_dir/lake``); its output goes to
     ``work_dir/worker.log``.
 
+    A format worker's session also loads the jars of class path ``autocdc`` (the AutoCDC
+    baseline's target catalog, ``CDC_SPARK_EXTRA_JARS``).
+
     Raises:
         WorkerFailed: the worker exited non-zero.
+        cdc_lakehouse.jars.JarsMissingError: a format worker, and the ``autocdc`` jars are
+            not installed (``make install``).
     """
     work_dir.mkdir(parents=True, exist_ok=True)
     spec_path = work_dir / "spec.json"
@@ -295,6 +302,8 @@ def run_worker(kind: str, spec: dict[str, Any], work_dir: Path, project_dir: Pat
         # (spark_stages; the history server of the pyspark wheel opens the same files)
         "CDC_SPARK_EVENT_LOG_DIR": str(work_dir / "spark-events"),
     }
+    if kind == "format":  # the AutoCDC baseline's target catalog (bench.baselines.autocdc)
+        env["CDC_SPARK_EXTRA_JARS"] = ",".join(str(jar) for jar in class_path("autocdc"))
     log_path = work_dir / "worker.log"
     command = [
         sys.executable,
@@ -474,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 document["tables"].append(result)
                 print(report.tables_line(result), flush=True)
-    except WorkerFailed as exc:
+    except (WorkerFailed, ConfigError) as exc:  # ConfigError: the autocdc jars missing
         print(f"error: {exc}", file=sys.stderr)
         return 1
     document["wall_s"] = round(time.monotonic() - started, 1)

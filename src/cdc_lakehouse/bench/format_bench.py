@@ -13,6 +13,9 @@ Steps, in order (timed ones marked *):
 5. gold checked against the simulator's oracle (a wrong pipeline is reported, not timed).
 6. * baselines, each on the history's bronze records and checked against gold: the
    hand-written PySpark script, DuckDB, the orjson / fastavro floor.
+6b. * the peer baseline, Spark's AutoCDC (:mod:`.baselines.autocdc`), on the same
+   ``silver.change_events`` that silver -> gold read, beside that stage; its rows compared
+   with gold, the differences by class (``result["autocdc"]``).
 7. * incremental batch: ingest the new batch, then ``dbt run`` of step 3 and 4's models.
 
 Events are rows of ``silver.change_events`` (row changes, producer-retry duplicates included)
@@ -60,7 +63,12 @@ def _rates(seconds: float, events: int, cores: int, measurement: Measurement) ->
 
 
 def _stage(measurement: Measurement, events: int, cores: int) -> dict[str, Any]:
-    return _rates(measurement.seconds, events, cores, measurement)
+    """A pipeline stage's entry: :func:`_rates` and its ``cpu_seconds`` (JVM, Python
+    workers and the worker process, see :mod:`.measure`)."""
+    return {
+        **_rates(measurement.seconds, events, cores, measurement),
+        "cpu_seconds": round(measurement.cpu_seconds, 3),
+    }
 
 
 def _baseline(
@@ -75,6 +83,29 @@ def _baseline(
     if problems:
         entry["differences"] = problems[:5]
     return entry
+
+
+def _autocdc(spark: Any, topics: list[str], gold: Any, work_dir: Path) -> dict[str, Any]:
+    """The AutoCDC baseline's entry: engine, seconds, cpu_seconds, events, events/s, the
+    memory of :func:`_rates` (the measured block: run, read back, count), target_rows,
+    ``equals_gold`` (every row's whole row_values) and ``comparison``
+    (:func:`.baselines.autocdc.classify`)."""
+    from cdc_lakehouse.bench.baselines import autocdc
+
+    with measured() as memory:
+        result = autocdc.run(spark, topics, work_dir / "autocdc")
+    autocdc.stop_server()
+    rows = result.baseline.rows
+    traits = autocdc.identity_traits(spark, topics)
+    comparison = autocdc.classify(gold, rows, traits, result.target_rows - len(rows))
+    return {
+        "engine": result.baseline.engine,
+        **_rates(result.baseline.seconds, result.baseline.events, result.baseline.cores, memory),
+        "cpu_seconds": round(result.cpu_seconds, 3),
+        "target_rows": result.target_rows,
+        "equals_gold": comparison["differing"] == 0,
+        "comparison": comparison,
+    }
 
 
 def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, Any]:
@@ -138,6 +169,7 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
         result = python_floor.run(values, format_)
     baselines["python_floor"] = _baseline(result, memory, gold, columns)
     del values
+    autocdc_entry = _autocdc(spark, topics, gold, work_dir)
 
     with measured() as incremental:
         batch_records = pipeline.ingest(batch_dump)
@@ -169,4 +201,5 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
         "stages": stages,
         "dbt_nodes": nodes,
         "baselines": baselines,
+        "autocdc": autocdc_entry,
     }

@@ -10,6 +10,12 @@ given in ``exclude`` (e.g. a local Kafka broker the step reads from) are left ou
 Sampling can miss a spike shorter than the interval; the values are lower bounds of the true
 peaks.
 
+CPU time (``cpu_seconds``): user plus system seconds that this process and, for Spark steps,
+its descendants spent during the step (each one's CPU time at the end less at the start; a
+process that started during the step counts whole). A descendant that ended before the step
+did (a Python worker Spark let go) is missed: a lower bound. On a machine others load, it
+varies less than the wall time, which waits for cores as well.
+
 Each sample of a Spark step is also split by process kind (:func:`process_kind`, from the
 command line): the JVM, PySpark's worker daemon (``python -m pyspark.daemon``), the Python
 workers it forks, other Python processes (the simple workers Spark starts for a Python data
@@ -57,7 +63,8 @@ class Measurement:
     workers (or this process, without Spark); ``driver_peak_rss_bytes``, this process;
     ``rss_by_kind_at_peak_bytes`` and ``processes_by_kind_at_peak``, the split of the peak by
     process kind, and ``peak_rss_by_kind_bytes``, each kind's own peak (Spark steps only;
-    see the module docstring)."""
+    see the module docstring); ``cpu_seconds``, user + system CPU seconds of the same
+    processes (a lower bound, see the module docstring)."""
 
     seconds: float = 0.0
     peak_rss_bytes: int = 0
@@ -65,6 +72,7 @@ class Measurement:
     rss_by_kind_at_peak_bytes: dict[str, int] = field(default_factory=dict)
     processes_by_kind_at_peak: dict[str, int] = field(default_factory=dict)
     peak_rss_by_kind_bytes: dict[str, int] = field(default_factory=dict)
+    cpu_seconds: float = 0.0
 
 
 def combined(*steps: Measurement) -> Measurement:
@@ -74,6 +82,7 @@ def combined(*steps: Measurement) -> Measurement:
     kinds = {kind for step in steps for kind in step.peak_rss_by_kind_bytes}
     return Measurement(
         seconds=sum(step.seconds for step in steps),
+        cpu_seconds=sum(step.cpu_seconds for step in steps),
         peak_rss_bytes=top.peak_rss_bytes,
         driver_peak_rss_bytes=max(step.driver_peak_rss_bytes for step in steps),
         rss_by_kind_at_peak_bytes=dict(top.rss_by_kind_at_peak_bytes),
@@ -188,6 +197,20 @@ def sample_rss(
     return RssSample(sum(by_kind.values()), own, by_kind, processes)
 
 
+def cpu_times(process: psutil.Process, include_children: bool) -> dict[tuple[int, float], float]:
+    """CPU seconds (user + system) so far of ``process`` and, with ``include_children``, each
+    of its live descendants, by (pid, create time); a process gone meanwhile is left out."""
+    processes = [process, *(process.children(recursive=True) if include_children else [])]
+    times: dict[tuple[int, float], float] = {}
+    for each in processes:
+        try:
+            cpu = each.cpu_times()
+            times[(each.pid, each.create_time())] = cpu.user + cpu.system
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return times
+
+
 @contextmanager
 def measured(include_children: bool = True, exclude: Collection[int] = ()) -> Iterator[Measurement]:
     """Time the ``with`` block and sample its peak RSS (``exclude``: pids of descendants left
@@ -215,11 +238,16 @@ def measured(include_children: bool = True, exclude: Collection[int] = ()) -> It
 
     sampler = threading.Thread(target=sample, name="bench-rss-sampler", daemon=True)
     sampler.start()
+    cpu_at_start = cpu_times(process, include_children)
     started = time.perf_counter()
     try:
         yield result
     finally:
         result.seconds = time.perf_counter() - started
+        cpu_at_end = cpu_times(process, include_children)
+        result.cpu_seconds = sum(
+            max(cpu - cpu_at_start.get(key, 0.0), 0.0) for key, cpu in cpu_at_end.items()
+        )
         done.set()
         sampler.join()
         record()

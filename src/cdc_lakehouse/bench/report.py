@@ -189,6 +189,15 @@ def summary(document: dict[str, Any]) -> dict[str, Any]:
             b["equals_gold"] for r in formats for b in r["baselines"].values()
         )
         out["gold_equals_oracle"] = all(r["gold_equals_oracle"] for r in formats)
+        autocdc = {r["format"]: autocdc_ratio(r) for r in formats if r.get("autocdc")}
+        if autocdc:
+            out["autocdc_silver_to_gold_ratio_by_format"] = {
+                name: {"wall": _round(wall), "cpu": _round(cpu)}
+                for name, (wall, cpu) in autocdc.items()
+            }
+            out["autocdc_equals_gold"] = {
+                r["format"]: r["autocdc"]["equals_gold"] for r in formats if r.get("autocdc")
+            }
     growth = sorted(document["growth"], key=lambda r: r["factor"])
     incremental = incremental_growth(growth)
     if incremental is not None:
@@ -522,12 +531,98 @@ def format_line(result: dict[str, Any]) -> str:
     """One progress line for a measured format."""
     stages = result["stages"]
     ratio = pyspark_ratio(result)
+    autocdc = result.get("autocdc")
     return (
         f"{result['format']}: {result['events']:,} events; "
         + ", ".join(f"{STAGE_LABELS[s]} {stages[s]['seconds']:.1f} s" for s in STAGES)
         + f"; PySpark script {result['baselines']['pyspark']['seconds']:.1f} s"
         + (f" (ratio {ratio:.2f})" if ratio is not None else " (differs from gold)")
+        + (
+            f"; AutoCDC {autocdc['seconds']:.1f} s ("
+            + ("equal to gold" if autocdc["equals_gold"] else "differs from gold")
+            + ")"
+            if autocdc
+            else ""
+        )
     )
+
+
+def autocdc_ratio(result: dict[str, Any]) -> tuple[float | None, float | None]:
+    """silver -> gold / AutoCDC of one format: wall seconds, CPU seconds (None when not
+    measured)."""
+    autocdc = result.get("autocdc")
+    stage = result["stages"]["silver_to_gold"]
+    if not autocdc or not autocdc["seconds"]:
+        return None, None
+    wall = stage["seconds"] / autocdc["seconds"]
+    cpu = (
+        stage["cpu_seconds"] / autocdc["cpu_seconds"]
+        if stage.get("cpu_seconds") and autocdc.get("cpu_seconds")
+        else None
+    )
+    return wall, cpu
+
+
+def _cpu(entry: dict[str, Any]) -> str:
+    return f"{entry['cpu_seconds']:.1f}" if entry.get("cpu_seconds") is not None else "-"
+
+
+def autocdc_markdown(formats: list[dict[str, Any]]) -> list[str]:
+    """The AutoCDC section (empty when no format measured it): times beside silver -> gold,
+    bronze -> gold and the PySpark script, then gold equality or the differences by class."""
+    measured = [r for r in formats if r.get("autocdc")]
+    if not measured:
+        return []
+    lines = [
+        "## Spark's AutoCDC on the same change events (peer baseline)",
+        "",
+        "`pyspark.pipelines` `create_auto_cdc_flow`, SCD type 1, keys the row identity, "
+        "`sequence_by` the ordering key, deletes `op = 'delete'`, reading the "
+        "`silver.change_events` that silver → gold read (Spark Connect in the bench's JVM; "
+        "target: Spark's in-memory row-level catalog, since AutoCDC refuses Delta 4.4.0's "
+        "tables: `AUTOCDC_TARGET_DOES_NOT_SUPPORT_MERGE`). Ratios = project seconds / AutoCDC "
+        "seconds, wall and CPU (user + system of the JVM and its Python processes).",
+        "",
+        "| format | events | silver → gold s (CPU s) | AutoCDC s (CPU s) | "
+        "silver → gold / AutoCDC (wall, CPU) | bronze → silver + AutoCDC s | bronze → gold s "
+        "| PySpark script s | rows equal to gold |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in measured:
+        a, st = r["autocdc"], r["stages"]
+        wall, cpu = autocdc_ratio(r)
+        ratio = f"{wall:.2f}x" if wall is not None else "-"
+        ratio += f", {cpu:.2f}x" if cpu is not None else ""
+        comparison = a["comparison"]
+        equal = (
+            "all"
+            if a["equals_gold"]
+            else f"{comparison['equal_rows']:,}; {comparison['differing']:,} differ"
+        )
+        lines.append(
+            f"| {r['format']} | {a['events']:,} | {st['silver_to_gold']['seconds']:.1f} "
+            f"({_cpu(st['silver_to_gold'])}) | {a['seconds']:.1f} ({_cpu(a)}) | {ratio} | "
+            f"{st['bronze_to_silver']['seconds'] + a['seconds']:.1f} | "
+            f"{st['bronze_to_gold']['seconds']:.1f} | "
+            f"{r['baselines']['pyspark']['seconds']:.1f} | {equal} |"
+        )
+    differing = [r for r in measured if not r["autocdc"]["equals_gold"]]
+    if differing:
+        lines += [
+            "",
+            "Where AutoCDC's rows differ from gold (identities; missing = live in gold only, "
+            "extra = live in AutoCDC only, values = other row values):",
+            "",
+            "| format | class | missing | extra | values | why |",
+            "|---|---|---:|---:|---:|---|",
+        ]
+        for r in differing:
+            for name, entry in r["autocdc"]["comparison"]["by_class"].items():
+                lines.append(
+                    f"| {r['format']} | {name} | {entry['missing']:,} | {entry['extra']:,} | "
+                    f"{entry['values']:,} | {entry['reason']} |"
+                )
+    return [*lines, ""]
 
 
 def growth_line(result: dict[str, Any]) -> str:
@@ -669,6 +764,7 @@ def markdown(document: dict[str, Any]) -> str:
             f"(target ≤ {PYSPARK_TARGET}, no format above {PYSPARK_FORMAT_TARGET}: {verdict}).",
             "",
         ]
+        lines += autocdc_markdown(document["formats"])
         lines += format_nodes_markdown(document["formats"])
     if document["growth"]:
         growth = sorted(document["growth"], key=lambda r: r["factor"])
