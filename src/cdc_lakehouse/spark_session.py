@@ -138,8 +138,8 @@ def check_spark_settings() -> None:
     """Check every ``CDC_SPARK_*`` setting of this process without starting anything or
     connecting anywhere: the master URL (:func:`cdc_lakehouse.spark_master.check_master_url`),
     the driver memory, the shuffle partitions, the UI switch, the extra jars and, for a
-    cluster master, the executors' memory and cores. Commands call it first, so that a bad value is one line
-    before any work; :func:`spark_conf` checks the same values again.
+    cluster master, the executors' memory and cores. Commands call it first, so that a bad
+    value is one line before any work; :func:`spark_conf` checks the same values again.
 
     Raises:
         ConfigError: the first bad setting, one line naming it and what it accepts.
