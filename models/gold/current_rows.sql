@@ -32,7 +32,7 @@
     unique_key=['source_format', 'source_database', 'source_schema', 'source_table', 'row_key'],
     merge_delete_condition='DBT_INTERNAL_SOURCE.last_ordering_key is null',
     on_schema_change='fail',
-    tblproperties={'delta.enableChangeDataFeed': 'true'},
+    tblproperties={'delta.enableChangeDataFeed': 'true', 'delta.enableDeletionVectors': 'true'},
 ) }}
 
 {% set incremental = is_incremental() %}

@@ -43,7 +43,7 @@
     ],
     merge_delete_condition='DBT_INTERNAL_SOURCE.valid_from_ordering_key is null',
     on_schema_change='fail',
-    tblproperties={'delta.enableChangeDataFeed': 'true'},
+    tblproperties={'delta.enableChangeDataFeed': 'true', 'delta.enableDeletionVectors': 'true'},
 ) }}
 
 {% set incremental = is_incremental() %}

@@ -33,8 +33,10 @@
     with the new ones, and merges them into the table: their rows updated or inserted, a
     retracted identity (below) deleted, every other row untouched. So a run equals `dbt build
     --full-refresh` (tested), and it costs what the touched identities hold, in computation and
-    in what it writes (Delta rewrites the files holding touched rows, or marks them in deletion
-    vectors). The table is partitioned by row_bucket, a hash bucket of the row identity's source
+    in what it writes: deletion vectors are on (delta.enableDeletionVectors), so a MERGE marks
+    the replaced rows in a small deletion vector file and writes only the new rows, instead of
+    rewriting every file that holds a touched row (1,048 events on 210,062: the gold MERGEs
+    wrote 2.5 MB with them, 126 MB without; `make maintenance` compacts them away). The table is partitioned by row_bucket, a hash bucket of the row identity's source
     table (macro row_bucket, var('cdc_row_buckets'); changing either needs --full-refresh, and an
     incremental run on a state bucketed otherwise stops and says so: macro
     assert_row_bucket_layout), so a typed gold view, which names its table's bucket, reads one
@@ -60,7 +62,10 @@
     merge_delete_condition='DBT_INTERNAL_SOURCE.row_events is null',
     partition_by=['row_bucket'],
     on_schema_change='fail',
-    tblproperties={row_bucket_layout_property() | trim: row_bucket_layout() | trim},
+    tblproperties={
+        row_bucket_layout_property() | trim: row_bucket_layout() | trim,
+        'delta.enableDeletionVectors': 'true',
+    },
 ) }}
 
 {# a run on its existing table stops here if it is bucketed otherwise (assert_row_bucket_layout) #}

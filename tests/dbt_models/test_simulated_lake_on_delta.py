@@ -4,7 +4,9 @@ incremental build changed (replayed on the state before, it gives the state afte
 by time travel), and `make maintenance` compacts and vacuums without changing a row.
 
 Reads the session lake after ``simulated_increments``: two incremental runs (one MERGE each
-into every gold table), then `dbt run --full-refresh`."""
+into every gold table), then `dbt run --full-refresh`. The file's name sorts it after test_simulated_gold.py: the tests
+before that read the session lake as the first build left it (part 1), which
+``simulated_increments`` moves on."""
 
 from __future__ import annotations
 
@@ -84,6 +86,22 @@ def test_the_change_data_feed_replayed_on_the_state_before_gives_the_state_after
         else:
             replayed[identity] = _plain(change, columns)
     assert replayed == state(last)
+
+
+@pytest.mark.parametrize("table", ["gold.int_row_versions", *CHANGE_FEED_TABLES])
+def test_gold_merges_mark_replaced_rows_in_deletion_vectors(
+    spark: Any, simulated_increments: Any, table: str, table_property: Any
+) -> None:
+    """An incremental MERGE into gold marks the rows it replaces in deletion vectors instead of
+    rewriting the files that hold them (what an incremental run writes is what it touched)."""
+    assert table_property(table, "delta.enableDeletionVectors") == "true"
+    metrics = [
+        row["operationMetrics"]
+        for row in spark.sql(f"describe history {table}").collect()
+        if row["operation"] == "MERGE"
+    ]
+    added = sum(int(m.get("numDeletionVectorsAdded") or 0) for m in metrics)
+    assert added > 0, metrics
 
 
 def _plain(row: Any, columns: list[str]) -> tuple[Any, ...]:
