@@ -4,8 +4,8 @@ incremental build changed (replayed on the state before, it gives the state afte
 by time travel), and `make maintenance` compacts and vacuums without changing a row.
 
 Reads the session lake after ``simulated_increments``: two incremental runs (one MERGE each
-into every gold table), then `dbt run --full-refresh`. The file's name sorts it after test_simulated_gold.py: the tests
-before that read the session lake as the first build left it (part 1), which
+into every gold table), then `dbt run --full-refresh`. The file's name sorts it after
+test_simulated_gold.py: the tests before that read the session lake as the first build left it (part 1), which
 ``simulated_increments`` moves on."""
 
 from __future__ import annotations
