@@ -5,8 +5,8 @@ by time travel), and `make maintenance` compacts and vacuums without changing a 
 
 Reads the session lake after ``simulated_increments``: two incremental runs (one MERGE each
 into every gold table), then `dbt run --full-refresh`. The file's name sorts it after
-test_simulated_gold.py: the tests before that read the session lake as the first build left it (part 1), which
-``simulated_increments`` moves on."""
+test_simulated_gold.py: the tests before that read the session lake as the first build left
+it (part 1), which ``simulated_increments`` moves on."""
 
 from __future__ import annotations
 
