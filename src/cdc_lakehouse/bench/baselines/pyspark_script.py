@@ -9,8 +9,9 @@ Decoding:
   needed (row images as ``map<string,string>``, so JSON numbers become their text),
   ``posexplode`` for Canal's multi-row ``data``, a join of DT messages to MD messages for Qlik
   JSON; no Python UDF.
-- DTS Avro and Qlik Avro: ``mapInArrow`` with fastavro (the decoders of :mod:`.formats`),
-  because Spark's ``from_avro`` needs the spark-avro jar, which cannot be downloaded here.
+- DTS Avro and Qlik Avro: ``mapInArrow`` with fastavro (the decoders of :mod:`.formats`).
+  For DTS Avro, Spark's ``from_avro`` plus the SQL that gives the same value texts was
+  measured slower (docs/formats.md 4a, "Why fastavro and not from_avro").
   Qlik Avro's MD messages (the data schemas) are collected on the driver first: a DT message
   is readable only with the data schema its MD message carries.
 
