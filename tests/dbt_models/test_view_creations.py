@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 PROPERTY = "cdc_lakehouse.view_checksum"
-VIEWS = ("current_rows", "row_history", "stg_bronze__kafka_records")
+VIEWS = ("current_rows_with_deletes", "stg_bronze__kafka_records")
 
 
 def _run(run_dbt: Callable[..., Any], *args: str) -> dict[str, str]:
@@ -19,21 +19,24 @@ def _run(run_dbt: Callable[..., Any], *args: str) -> dict[str, str]:
 
 
 def test_an_unchanged_view_is_not_created_again(run_dbt, table_property, built_lake) -> None:
-    assert table_property("gold.current_rows", PROPERTY)
+    assert table_property("gold.current_rows_with_deletes", PROPERTY)
     assert _run(run_dbt, "--select", *VIEWS) == dict.fromkeys(VIEWS, "unchanged")
 
 
 def test_a_view_with_another_definition_is_created_again(
     spark, run_dbt, table_property, built_lake
 ) -> None:
-    view = "gold.current_rows"
+    view = "gold.current_rows_with_deletes"
     checksum = table_property(view, PROPERTY)
     columns = spark.table(view).columns
     rows = spark.table(view).count()
     # as after an edit of the model: the view holds an older definition and its checksum
     spark.sql(f"create or replace view {view} as select 1 as older_column")
     spark.sql(f"alter view {view} set tblproperties ('{PROPERTY}' = 'an older definition')")
-    assert _run(run_dbt, "--select", "current_rows")["current_rows"] != "unchanged"
+    assert (
+        _run(run_dbt, "--select", "current_rows_with_deletes")["current_rows_with_deletes"]
+        != "unchanged"
+    )
     assert table_property(view, PROPERTY) == checksum
     assert spark.table(view).columns == columns
     assert spark.table(view).count() == rows
@@ -43,4 +46,7 @@ def test_a_full_refresh_creates_every_view_again(run_dbt, built_lake) -> None:
     created = _run(run_dbt, "--select", *VIEWS, "--full-refresh")
     assert sorted(created) == sorted(VIEWS)
     assert "unchanged" not in created.values(), created
-    assert _run(run_dbt, "--select", "current_rows")["current_rows"] == "unchanged"
+    assert (
+        _run(run_dbt, "--select", "current_rows_with_deletes")["current_rows_with_deletes"]
+        == "unchanged"
+    )
