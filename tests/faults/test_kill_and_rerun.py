@@ -435,10 +435,13 @@ def test_ingest_killed_mid_batch_then_rerun_writes_every_record_once(killed_and_
     result = killed_and_rerun
     killed, state = result["killed_ingest"], result["after_ingest_kill"]
     assert killed.returncode == -signal.SIGKILL, killed.output
-    # killed while writing micro-batch 2: planned in the checkpoint, not committed, not in bronze
+    # killed while writing micro-batch 2: planned in the checkpoint, not committed there. Its
+    # bronze append is one Delta commit: not made yet, or made just before the kill (the kill
+    # can land between Delta's commit and the checkpoint's), which the rerun's replay of the
+    # same micro-batch then skips (the append's txnAppId / txnVersion): exactly once below
     assert "batch 1:" in killed.output and "batch 2:" not in killed.output, killed.output
     assert "2" in state["offsets"] and "2" not in state["commits"] and "1" in state["commits"]
-    assert "ingest_batch_id=2" not in state["partitions"], state
+    assert state["partitions"], state  # the earlier batches are committed
     # the rerun replays micro-batch 2 (same offsets), then writes the rest
     rerun = result["ingest_rerun"].output
     assert "batch 1:" not in rerun and "batch 2:" in rerun, rerun
