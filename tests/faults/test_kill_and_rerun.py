@@ -337,7 +337,8 @@ def killed_and_rerun(
     # 3. ingest killed while micro-batch 2 is being written, then the same command again
     batch_2 = [str(sim / "batch-2"), "--max-records-per-batch", str(RECORDS_PER_BATCH)]
     bronze_dir = lake.warehouse / "bronze.db" / "kafka_records"
-    killed_ingest = lake.ingest(*batch_2, kill_when=writing(bronze_dir))
+    # micro-batch 1 committed (its line printed), micro-batch 2 writing its files
+    killed_ingest = lake.ingest(*batch_2, kill_when=started("batch 1:", writing(bronze_dir)))
     after_ingest_kill = {
         "offsets": sorted(p.name for p in (lake.checkpoint / "offsets").iterdir()),
         "commits": sorted(p.name for p in (lake.checkpoint / "commits").iterdir()),
