@@ -498,3 +498,16 @@ def test_the_incremental_build_shows_its_spark_stages_beside_its_nodes() -> None
         "stages (wall time, which counts waiting for a core too): row_states #41 1.50 s (8 "
         "tasks, 2.40 s of task time; read 76,260 rows; shuffle in / out 0.0 / 12.0 MB)."
     ) in text
+
+
+def test_the_script_as_first_written_is_shown_beside_the_one_that_parses_once() -> None:
+    canal = _format_result("dts_canal_json", 3.0, 1.0, 2.0)
+    canal["baselines"][report.AS_WRITTEN] = _baseline(5.0)
+    avro = _format_result("dts_avro", 3.0, 1.0, 2.0)  # no as-written script: Python decoding
+    markdown = report.markdown(_document([canal, avro], []))
+    rows = [line for line in markdown.splitlines() if line.startswith("| dts_") and "x)" in line]
+    assert rows == [
+        "| dts_canal_json | 4.0 | 2.00 (2.0x) | 0.50 (8.0x) | 0.20 (20.0x) | 5.00 (0.8x) |",
+        "| dts_avro | 4.0 | 2.00 (2.0x) | 0.50 (8.0x) | 0.20 (20.0x) | - |",
+    ]
+    assert report.summary(_document([canal, avro], []))["pyspark_ratio_overall"] == 2.0

@@ -12,7 +12,9 @@ Steps, in order (timed ones marked *):
    row_history).
 5. gold checked against the simulator's oracle (a wrong pipeline is reported, not timed).
 6. * baselines, each on the history's bronze records and checked against gold: the
-   hand-written PySpark script, DuckDB, the orjson / fastavro floor.
+   hand-written PySpark script (parsing each message once; for the JSON formats also as first
+   written, ``from_json`` copied into each filter: ``baselines["pyspark_as_written"]``),
+   DuckDB, the orjson / fastavro floor.
 6b. * the peer baseline, Spark's AutoCDC (:mod:`.baselines.autocdc`), on the same
    ``silver.change_events`` that silver -> gold read, beside that stage; its rows compared
    with gold, the differences by class (``result["autocdc"]``).
@@ -117,6 +119,7 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
         BenchError: a pipeline step failed.
     """
     from cdc_lakehouse.bench.baselines import duckdb_baseline, pyspark_script, python_floor
+    from cdc_lakehouse.bench.baselines.formats import AVRO_FORMATS
     from cdc_lakehouse.spark_session import get_spark
 
     format_ = spec["format"]
@@ -160,6 +163,17 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
             spark, BRONZE_TABLE, topics, format_, "bench.pyspark_baseline_latest"
         )
     baselines["pyspark"] = _baseline(result, memory, gold, columns)
+    if format_ not in AVRO_FORMATS:  # the script as first written: from_json per filter
+        with measured() as memory:
+            result = pyspark_script.run(
+                spark,
+                BRONZE_TABLE,
+                topics,
+                format_,
+                "bench.pyspark_baseline_latest",
+                parse_once=False,
+            )
+        baselines["pyspark_as_written"] = _baseline(result, memory, gold, columns)
     files = pipeline.bronze_files()
     with measured(include_children=False) as memory:
         result = duckdb_baseline.run(files, topics, format_, threads=cores)
