@@ -37,10 +37,11 @@ install: $(STAMP)
 # The grep drops a notice that some machines' pip configuration prints once per package;
 # pipefail keeps pip's own exit status. Then Maven resolves the pinned JVM libraries (Delta
 # Lake, Spark's Kafka source, spark-avro, the Kafka broker, the bench's AutoCDC target:
-# jvm/*/pom.xml) into
+# jvm/*/pom.xml) and builds the project's exact JSON function (jvm/exact-json) into
 # $(VENV)/share/cdc-lakehouse/jars (python -m cdc_lakehouse.jars; Maven's error line, exit 2,
-# when one does not resolve).
-$(STAMP): pyproject.toml requirements.lock jvm/spark/pom.xml jvm/kafka/pom.xml jvm/autocdc/pom.xml
+# when one does not resolve or build).
+$(STAMP): pyproject.toml requirements.lock jvm/spark/pom.xml jvm/kafka/pom.xml jvm/autocdc/pom.xml \
+	jvm/exact-json/pom.xml $(wildcard jvm/exact-json/src/main/java/cdc/lakehouse/json/*.java)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[dev]' \
 		2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; }

@@ -1,15 +1,18 @@
-"""The JVM libraries of the project, resolved from Maven Central at install time.
+"""The JVM libraries of the project: resolved from Maven Central, or built from its own
+sources (``jvm/exact-json``), at install time.
 
-Two class paths, each a folder of jars under :func:`jars_dir` (default
+Three class paths, each a folder of jars under :func:`jars_dir` (default
 ``<virtual environment>/share/cdc-lakehouse/jars``, ``CDC_JARS_DIR`` moves it), never in git:
 
 - ``spark/``: what the project's Spark applications load beside the pyspark wheel's own jars
   (``jvm/spark/pom.xml``: Delta Lake with ``delta-storage``, Spark's Kafka source with
   ``kafka-clients``, ``spark-token-provider-kafka-0-10`` and ``commons-pool2``, and
-  ``spark-avro``). :func:`cdc_lakehouse.spark_session.spark_conf` passes them by
-  ``spark.jars``: the driver loads the local files and serves them to a cluster's executors,
-  so nothing downloads at run time. Jars the pyspark wheel ships already (Scala, Hadoop,
-  Parquet, Jackson, log4j, ...) are left out: Spark's own versions stay the ones loaded.
+  ``spark-avro``; and the project's exact JSON function, built from ``jvm/exact-json``:
+  :mod:`cdc_lakehouse.exact_json`). :func:`cdc_lakehouse.spark_session.spark_conf` passes
+  them by ``spark.jars``: the driver loads the local files and serves them to a cluster's
+  executors, so nothing downloads at run time. Jars the pyspark wheel ships already (Scala,
+  Hadoop, Parquet, Jackson, log4j, ...) are left out: Spark's own versions stay the ones
+  loaded.
 - ``kafka/``: an Apache Kafka broker, KRaft mode (``jvm/kafka/pom.xml``), which
   :mod:`cdc_lakehouse.kafka.broker` runs as ``java -cp kafka/* kafka.Kafka``: a class path of
   its own, since the broker's ``kafka-clients`` is not the one Spark's source uses.
@@ -18,13 +21,16 @@ Two class paths, each a folder of jars under :func:`jars_dir` (default
   (:mod:`cdc_lakehouse.bench.baselines.autocdc`); only the bench's format workers load it
   (``CDC_SPARK_EXTRA_JARS``).
 
-``python -m cdc_lakehouse.jars install`` (run by ``make install``) resolves both with Maven
-(``mvn dependency:copy-dependencies``, the versions pinned in the poms) into a new folder and
-moves it into place whole, so a failed or interrupted resolution leaves the last good folder.
+``python -m cdc_lakehouse.jars install`` (run by ``make install``) resolves each with Maven
+(``mvn dependency:copy-dependencies``, the versions pinned in the poms) into a new folder, adds
+the jars the project builds for it (:data:`BUILDS`: ``mvn -q -f jvm/exact-json/pom.xml
+package``, which compiles against the pyspark wheel's versions and resolves nothing for the
+folder) and moves it into place whole, so a failed or interrupted resolution or build leaves
+the last good folder.
 
 Errors: :class:`JarsMissingError` (a :class:`~cdc_lakehouse.settings.ConfigError`: one line
 saying to run ``make install``) when a folder is missing; the install command prints Maven's
-error line and exits 2 when Maven cannot resolve an artifact.
+error line and exits 2 when Maven cannot resolve an artifact or build a jar.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from xml.etree import ElementTree
 
 from cdc_lakehouse.settings import ConfigError
 
@@ -47,6 +54,11 @@ POMS = {
     "autocdc": "jvm/autocdc/pom.xml",
 }
 """Class path name -> its pom, relative to the project directory."""
+BUILDS = {
+    "spark": ("jvm/exact-json/pom.xml",),
+}
+"""Class path name -> the poms of the jars the project builds into it (``mvn package``; each
+pom's one jar, ``target/<artifactId>-<version>.jar``), relative to the project directory."""
 
 _VERSIONED_JAR = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d[^-]*(?:-[^-]+)*)\.jar$")
 
@@ -140,12 +152,49 @@ def resolve(name: str, pom: Path, out: Path, maven: str = "mvn") -> list[Path]:
     return sorted(out.glob("*.jar"))
 
 
-def install(project_dir: Path = PROJECT_DIR, maven: str = "mvn") -> dict[str, list[Path]]:
-    """Resolve every class path of :data:`POMS` into :func:`jars_dir`, each moved into place
-    whole (the folder before stays until its replacement is complete).
+def build(pom: Path, out: Path, maven: str = "mvn") -> Path:
+    """Build the jar of ``pom`` (``mvn -q -f <pom> package``) and copy it into ``out``.
+    Returns the copy.
 
     Raises:
-        ConfigError: see :func:`resolve`.
+        ConfigError: Maven is missing, or failed (its error line in the message), or the
+            build left no ``target/<artifactId>-<version>.jar``.
+    """
+    command = [maven, "--batch-mode", "-q", "-f", str(pom), "package"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise ConfigError(
+            f"Maven ({maven}) is not installed: install it (Debian: apt-get install maven)."
+        ) from None
+    if done.returncode != 0:
+        raise ConfigError(f"Maven could not build {pom}: {_maven_error(done.stdout + done.stderr)}")
+    name = f"{_pom_coordinate(pom, 'artifactId')}-{_pom_coordinate(pom, 'version')}.jar"
+    jar = pom.parent / "target" / name
+    if not jar.is_file():
+        raise ConfigError(f"Maven built {pom} but left no {jar}")
+    return Path(shutil.copy2(jar, out / jar.name))
+
+
+_POM_NAMESPACE = "{http://maven.apache.org/POM/4.0.0}"
+
+
+def _pom_coordinate(pom: Path, name: str) -> str:
+    """The project's own ``artifactId`` / ``version`` in ``pom`` (not its parent's)."""
+    element = ElementTree.parse(pom).getroot().find(f"{_POM_NAMESPACE}{name}")
+    text = (element.text or "").strip() if element is not None else ""
+    if not text:
+        raise ConfigError(f"{pom} names no {name}")
+    return text
+
+
+def install(project_dir: Path = PROJECT_DIR, maven: str = "mvn") -> dict[str, list[Path]]:
+    """Resolve every class path of :data:`POMS` into :func:`jars_dir`, with the jars
+    :data:`BUILDS` builds for it, each folder moved into place whole (the folder before stays
+    until its replacement is complete).
+
+    Raises:
+        ConfigError: see :func:`resolve` and :func:`build`.
     """
     root = jars_dir()
     root.mkdir(parents=True, exist_ok=True)
@@ -154,6 +203,7 @@ def install(project_dir: Path = PROJECT_DIR, maven: str = "mvn") -> dict[str, li
         staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root))
         try:
             jars = resolve(name, project_dir / pom, staging, maven)
+            jars += [build(project_dir / built, staging, maven) for built in BUILDS.get(name, ())]
             target = root / name
             if target.exists():
                 shutil.rmtree(target)

@@ -42,6 +42,7 @@ def test_every_table_is_delta_from_the_installed_jars():
     names = {jar.name.rsplit("-", 1)[0] for jar in jars}
     assert {"delta-spark_4.2_2.13", "delta-storage", "spark-sql-kafka-0-10_2.13"} <= names
     assert {"spark-avro_2.13", "spark-token-provider-kafka-0-10_2.13", "commons-pool2"} <= names
+    assert "exact-json" in names  # built from jvm/exact-json (cdc_lakehouse.exact_json)
     assert all(jar.is_file() and jar.parent == jars_dir() / "spark" for jar in jars)
 
 
