@@ -117,6 +117,25 @@ def _maven_error(output: str) -> str:
     return lines[-1] if lines else "no output"
 
 
+def _run_maven(maven: str, what: str, *args: str) -> None:
+    """Run ``maven --batch-mode <args>``; ``what`` names the step in the error (``build
+    <pom>``).
+
+    Raises:
+        ConfigError: Maven is missing, or failed (its error line in the message).
+    """
+    try:
+        done = subprocess.run(
+            [maven, "--batch-mode", *args], capture_output=True, text=True, check=False
+        )
+    except FileNotFoundError:
+        raise ConfigError(
+            f"Maven ({maven}) is not installed: install it (Debian: apt-get install maven)."
+        ) from None
+    if done.returncode != 0:
+        raise ConfigError(f"Maven could not {what}: {_maven_error(done.stdout + done.stderr)}")
+
+
 def resolve(name: str, pom: Path, out: Path, maven: str = "mvn") -> list[Path]:
     """Resolve the runtime dependencies of ``pom`` with Maven into the new folder ``out``;
     for ``spark``, remove the jars the pyspark wheel ships. Returns the jars kept.
@@ -124,26 +143,16 @@ def resolve(name: str, pom: Path, out: Path, maven: str = "mvn") -> list[Path]:
     Raises:
         ConfigError: Maven is missing, or failed (its error line in the message).
     """
-    command = [
+    _run_maven(
         maven,
-        "--batch-mode",
+        f"resolve {pom}",
         "--quiet",
         "--file",
         str(pom),
         "dependency:copy-dependencies",
         "-DincludeScope=runtime",
         f"-DoutputDirectory={out}",
-    ]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-    except FileNotFoundError:
-        raise ConfigError(
-            f"Maven ({maven}) is not installed: install it (Debian: apt-get install maven)."
-        ) from None
-    if done.returncode != 0:
-        raise ConfigError(
-            f"Maven could not resolve {pom}: {_maven_error(done.stdout + done.stderr)}"
-        )
+    )
     if name == "spark":
         bundled = spark_bundled_artifacts()
         for jar in out.glob("*.jar"):
@@ -160,15 +169,7 @@ def build(pom: Path, out: Path, maven: str = "mvn") -> Path:
         ConfigError: Maven is missing, or failed (its error line in the message), or the
             build left no ``target/<artifactId>-<version>.jar``.
     """
-    command = [maven, "--batch-mode", "-q", "-f", str(pom), "package"]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-    except FileNotFoundError:
-        raise ConfigError(
-            f"Maven ({maven}) is not installed: install it (Debian: apt-get install maven)."
-        ) from None
-    if done.returncode != 0:
-        raise ConfigError(f"Maven could not build {pom}: {_maven_error(done.stdout + done.stderr)}")
+    _run_maven(maven, f"build {pom}", "--quiet", "--file", str(pom), "package")
     name = f"{_pom_coordinate(pom, 'artifactId')}-{_pom_coordinate(pom, 'version')}.jar"
     jar = pom.parent / "target" / name
     if not jar.is_file():
