@@ -10,7 +10,7 @@ Decoding:
   once per message: ``from_json`` is the input of a generator (:func:`parsed_messages`), so
   the optimizer cannot copy it into the filters below the projection. Written the obvious
   way (``select from_json(...) as m``, then filters on ``m``), the script parses each Canal
-  message four times; ``parse_once=False`` (``--as-written``) keeps that script too, and the
+  message five times; ``parse_once=False`` (``--as-written``) keeps that script too, and the
   bench reports both,
   ``posexplode`` for Canal's multi-row ``data``, a join of DT messages to MD messages for Qlik
   JSON; no Python UDF.
@@ -383,7 +383,7 @@ def run(
         keys: key columns per table (lower-case name).
         parse_once: JSON formats: parse each message once (the default, the script a user who
             checks the plan writes); false: the script as first written, which parses each
-            Canal message four times (:func:`parsed_messages`).
+            Canal message five times (:func:`parsed_messages`).
 
     Returns:
         Rows, seconds (read through write), events, engine, cores = the session's default

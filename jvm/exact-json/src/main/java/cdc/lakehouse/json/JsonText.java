@@ -161,7 +161,7 @@ final class JsonText {
         .append(HEX[c & 0xf]);
   }
 
-  /** The escape of Python's json ESCAPE_DCT for {@code c}, or 0 when it has a short one. */
+  /** Appends Python json's short escape of {@code c}; false when {@code c} has none. */
   private static boolean appendShortEscape(StringBuilder out, char c) {
     switch (c) {
       case '"':
