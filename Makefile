@@ -24,6 +24,9 @@ CI_DUMP ?= $(SAMPLE_DUMP)
 METASTORE_DIR ?=
 METASTORE_DIR_ARG = $(if $(METASTORE_DIR),--dir $(METASTORE_DIR))
 DOCS_PORT ?= 8000
+# pytest-xdist workers of `make test` (tests/conftest.py groups what shares a fixture);
+# TEST_WORKERS=0 runs the tests in this one process
+TEST_WORKERS ?= 2
 DOCS_ARGS ?=
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export SPARK_LOCAL_IP ?= 127.0.0.1
@@ -81,7 +84,7 @@ docs-screenshot: docs chromium-packages
 ## from Debian when missing)
 test: install postgresql-packages chromium-packages
 	$(MAKE) --no-print-directory lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
 
 ## bench: throughput per format and stage against baselines, and incremental cost growth
 ## (not part of `make test`; about 20 minutes on 2 cores; flags: BENCH_ARGS="--changes 50000";

@@ -11,6 +11,10 @@ the session's JVM and the commands the tests run start from it.
 
 ``metastore`` (module scope) is a PostgreSQL metastore server of the module's own
 (:func:`tests.metastore.running_metastore`), for the tests of a shared metastore.
+
+``make test`` runs the tests in two pytest-xdist workers (``-n 2 --dist loadscope``), each
+with its own SparkSession, lake and temporary directory; tests/xdist_groups.py keeps together
+what shares a fixture and starts the longest work first.
 """
 
 from __future__ import annotations
@@ -20,10 +24,30 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.xdist_groups import GroupScheduling, run_order
+
 PROJECT_DIR = Path(__file__).resolve().parents[1]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The longest work first (:func:`tests.xdist_groups.run_order`): with two workers, the
+    last long group does not start when the other worker is nearly done. A stable sort: the
+    tests of one group keep their file order."""
+    items.sort(key=lambda item: run_order(item.nodeid))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadscope`` (``make test``) sends each :func:`tests.xdist_groups.group` whole
+    to one worker, in collection order."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    config.option.loadscopereorder = False
+    return GroupScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
