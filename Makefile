@@ -24,10 +24,10 @@ CI_DUMP ?= $(SAMPLE_DUMP)
 METASTORE_DIR ?=
 METASTORE_DIR_ARG = $(if $(METASTORE_DIR),--dir $(METASTORE_DIR))
 DOCS_PORT ?= 8000
-# pytest-xdist workers of `make test` (tests/conftest.py groups what shares a fixture);
+DOCS_ARGS ?=
+# pytest-xdist workers of `make test` (tests/xdist_groups.py groups what shares a fixture);
 # TEST_WORKERS=0 runs the tests in this one process
 TEST_WORKERS ?= 2
-DOCS_ARGS ?=
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export SPARK_LOCAL_IP ?= 127.0.0.1
 

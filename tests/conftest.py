@@ -33,7 +33,7 @@ from tests.xdist_groups import GroupScheduling, run_order
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The longest work first (:func:`tests.xdist_groups.run_order`): with two workers, the
     last long group does not start when the other worker is nearly done. A stable sort: the
     tests of one group keep their file order."""

@@ -14,14 +14,11 @@ from __future__ import annotations
 
 from xdist.scheduler import LoadScopeScheduling
 
-SHARED_FOLDERS = {
-    # one session lake, built once (built_lake) and moved on from file to file in file order
-    "tests/dbt_models/": "tests/dbt_models/",
-    # one Kafka broker for the session
-    "tests/kafka/": "tests/kafka/",
-    # one standalone cluster for the package
-    "tests/cluster/": "tests/cluster/",
-}
+SHARED_FOLDERS = (
+    "tests/dbt_models/",  # one session lake, built once and moved on from file to file
+    "tests/kafka/",  # one Kafka broker for the session
+    "tests/cluster/",  # one standalone cluster for the package
+)
 """Folders whose modules share a session or package fixture: one unit of work each."""
 
 LONGEST_FIRST = (
@@ -40,10 +37,7 @@ def group(nodeid: str) -> str:
     for a folder in :data:`SHARED_FOLDERS`, else its module (module-scoped fixtures such as
     the metastore server stay on one worker)."""
     module = nodeid.split("::", 1)[0]
-    for folder, unit in SHARED_FOLDERS.items():
-        if module.startswith(folder):
-            return unit
-    return module
+    return next((folder for folder in SHARED_FOLDERS if module.startswith(folder)), module)
 
 
 def run_order(nodeid: str) -> int:

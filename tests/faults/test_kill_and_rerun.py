@@ -37,8 +37,8 @@ One lake, in order (each step's output is kept for the tests below):
 The typed gold tables (``tag:typed_gold``) are left out: they are generated for the bundled
 samples' source tables, which this lake does not have. Eleven processes, ten of them starting
 Spark: about 7 minutes on 2 cores, 11 when other jobs share them (21 beside the session lake's
-tests in `make test`'s other worker), 14-17 on a machine 2.5-3x
-slower (``-s`` prints each step's time; bench/HISTORY.md "Test suite time" has them).
+tests in `make test`'s other worker), 14-17 on a machine 2.5-3x slower (``-s`` prints each
+step's time; bench/HISTORY.md "Test suite time" has them).
 
 The embedded Derby metastore is not used here; a rerun that opens it after a SIGKILLed JVM is
 tested in tests/ingest/test_ingest_job.py (the ingest job killed, then rerun).
