@@ -499,3 +499,20 @@
     )
     where provisional_row_key != row_key
 {%- endmacro %}
+
+{#
+    nothing_new_since(applied_batch_id): nothing_new_in (macros/cdc_incremental.sql) for a
+    model that applies gold.int_row_versions (gold.current_rows, gold.row_history): true when
+    no identity was resolved after applied_batch_id (its last_resolved_batch_id) and no change
+    resolved since may retract a provisional identity (the changes retracted_identities reads).
+#}
+{% macro nothing_new_since(applied_batch_id) -%}
+    {{ return(nothing_new_in([
+        (ref('int_row_versions'), 'last_resolved_batch_id > ' ~ applied_batch_id),
+        (
+            ref('change_events'),
+            'resolved_batch_id > ' ~ applied_batch_id ~ ' and ingest_batch_id <= '
+            ~ applied_batch_id ~ " and key_source = 'unique_key' and after_image is not null"
+        ),
+    ])) }}
+{%- endmacro %}

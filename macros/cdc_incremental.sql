@@ -162,10 +162,31 @@
     (no scan, no shuffle, no partition written). False on a full build and while parsing.
 #}
 {% macro nothing_new(decoded, held_batch) %}
+    {{ return(nothing_new_in([(decoded, 'ingest_batch_id > ' ~ held_batch)])) }}
+{% endmacro %}
+
+{#
+    nothing_new_in(inputs): true on an incremental run when no input holds a new row: inputs is
+    a list of (relation, condition) pairs, condition (Spark SQL) true for a row the model has
+    not applied yet. One query for all of them (`select exists(...) or exists(...)`, each
+    reading only the columns its condition names). False on a full build, while parsing and
+    when an input does not exist yet, so the model keeps its whole query then. A model whose
+    every input is listed uses it to skip its work: its query is then no_new_rows() (the gold
+    MERGE models: a MERGE of no rows took 2-6 s on the bundled sample's no-op build).
+#}
+{% macro nothing_new_in(inputs) %}
     {% if not execute or not is_incremental() %}
         {{ return(false) }}
     {% endif %}
-    {{ return(not has_rows(decoded, 'ingest_batch_id > ' ~ held_batch)) }}
+    {% set checks = [] %}
+    {% for relation, condition in inputs %}
+        {% if load_relation(relation) is none %}
+            {{ return(false) }}
+        {% endif %}
+        {% do checks.append('exists(select 1 from ' ~ relation ~ ' where ' ~ condition ~ ')') %}
+    {% endfor %}
+    {% set result = run_query('select ' ~ checks | join(' or ') ~ ' as found') %}
+    {{ return(result.columns[0].values()[0] | string | lower != 'true') }}
 {% endmacro %}
 
 {#

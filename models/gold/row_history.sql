@@ -52,6 +52,15 @@
 
 with
 
+{# no identity resolved and no provisional one retracted since the last run: no MERGE #}
+{% if incremental and nothing_new_since(applied_batch_id) %}
+
+final as (
+    {{ no_new_rows() }}
+)
+
+{% else %}
+
 row_versions as (
     select * from {{ ref('int_row_versions') }}
     {% if incremental %}
@@ -150,5 +159,7 @@ final as (
     select * from ended_versions
     {% endif %}
 )
+
+{% endif %}
 
 select * from final

@@ -20,6 +20,15 @@
 
 with
 
+{# no staging change resolved since the last run: nothing to rewrite (no_new_rows) #}
+{% if is_incremental() and execute and batches | length == 0 %}
+
+final as (
+    {{ no_new_rows() }}
+)
+
+{% else %}
+
 staging_events as (
     select * from ({{ staging_events('change') }})
     {% if is_incremental() %}
@@ -74,5 +83,7 @@ final as (
         resolved_batch_id
     from staging_events
 )
+
+{% endif %}
 
 select * from final

@@ -7,13 +7,25 @@
 
 {{ batch_partitioned_config() }}
 
+{% set held_batch = held_max('ingest_batch_id') if is_incremental() else -1 %}
+
 with
+
+{# no staging control row resolved since the last run, so none ingested since: nothing new
+   (no_new_rows) #}
+{% if is_incremental() and execute and resolved_batches('control', held_batch) | length == 0 %}
+
+final as (
+    {{ no_new_rows() }}
+)
+
+{% else %}
 
 staging_events as (
     select * from ({{ staging_events('control') }})
     {% if is_incremental() %}
     {# control rows never change once written: the new batches only #}
-    where ingest_batch_id > {{ held_max('ingest_batch_id') }}
+    where ingest_batch_id > {{ held_batch }}
     {% endif %}
 ),
 
@@ -41,5 +53,7 @@ final as (
         ingest_batch_id
     from staging_events
 )
+
+{% endif %}
 
 select * from final

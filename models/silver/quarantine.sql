@@ -12,7 +12,10 @@
     partitions of the batches after the newest verdict it holds, and rewrites the older
     batches holding a record whose verdict changed since: one Delta commit replaces the rows of
     all those batches (incremental_strategy replace_where), so a batch whose records all left
-    quarantine becomes empty, and a reader sees the table before or after the run.
+    quarantine becomes empty, and a reader sees the table before or after the run. A run with
+    no such batch (no bronze record after the newest verdict, no verdict changed) writes
+    nothing: "nothing new". The newest verdict lags behind bronze while new batches bring no
+    quarantined record: those batches are read again on each run until one does.
 #}
 
 {{ config(
@@ -22,14 +25,22 @@
     on_schema_change='fail',
 ) }}
 
+{% set nothing_new = false %}
 {% if is_incremental() %}
 {% set held_batch = held_max('resolved_batch_id') %}
 {% set late_batches = late_resolved_batches(held_batch) %}
+{# no bronze record after the newest verdict held, no verdict changed since: nothing to do #}
+{% set nothing_new = not late_batches and nothing_new_in([
+    (ref('stg_bronze__kafka_records'), 'ingest_batch_id > ' ~ held_batch),
+]) %}
 {{ replace_where('ingest_batch_id > ' ~ held_batch ~ ' or ' ~ batch_filter(late_batches)) }}
 {% endif %}
 
 with
 
+{% if nothing_new %}
+final as ({{ no_new_rows() }})
+{% else %}
 kafka_records as (
     select * from {{ ref('stg_bronze__kafka_records') }}
     {% if is_incremental() %}
@@ -131,5 +142,6 @@ final as (
         ingest_batch_id
     from unioned
 )
+{% endif %}
 
 select * from final

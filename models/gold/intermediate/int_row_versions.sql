@@ -76,6 +76,19 @@
 {# the newest batch an earlier run applied: a literal, so Spark prunes with it #}
 {% set applied_batch_id = held_max('last_resolved_batch_id') if incremental else -1 %}
 
+{# nothing resolved or truncated since the last run: no query, no MERGE (nothing_new_in) #}
+{% if incremental and nothing_new_in([
+    (ref('change_events'), 'resolved_batch_id > ' ~ applied_batch_id),
+    (ref('table_truncates'), 'ordering_key is not null and ingest_batch_id > ' ~ applied_batch_id),
+]) %}
+with
+
+final as (
+    {{ no_new_rows() }}
+)
+
+{% else %}
+
 {# a partial change that moves the key; asked of the whole history #}
 {% set partial_key_move = 'after_image_is_partial and before_row_key != row_key' %}
 {% set with_partial_key_moves = has_rows(ref('change_events'), partial_key_move) %}
@@ -428,5 +441,7 @@ final as (
     select * from computed
     {% endif %}
 )
+
+{% endif %}
 
 select * from final
