@@ -93,19 +93,30 @@ bench: install
 	$(BIN)/python -m cdc_lakehouse.bench $(BENCH_ARGS)
 
 ## ci-changed: slim CI (README "Slim CI"): build and test only the models a change modified and
-## their children, on a fresh lake $(CI_LAKE) (emptied first) with $(CI_DUMP) ingested, against
-## the production manifest in STATE (a directory holding manifest.json): first the unmodified
-## models and seeds they read (no tests), then
-## `dbt build --select state:modified+ --defer --state $(STATE) --full-refresh`
+## their children, against the production manifest in STATE (a directory holding manifest.json).
+## With CDC_METASTORE_JDBC_URL set (production's shared metastore and lake), on target ci:
+## `dbt build --target ci --select state:modified+ --defer --favor-state --state $(STATE)` into
+## the run's own schemas ci_$(CDC_CI_RUN_ID)_*, every other ref read from production's tables
+## (drop them after: make drop-schemas TARGET=ci). Without it, on a fresh lake $(CI_LAKE)
+## (emptied first) with $(CI_DUMP) ingested: first the unmodified models and seeds the changed
+## ones read (no tests), then `dbt build --select state:modified+ --defer --state $(STATE)
+## --full-refresh`
 ifneq ($(filter ci-changed,$(MAKECMDGOALS)),)
 ifeq ($(wildcard $(STATE)/manifest.json),)
 $(error ci-changed: no manifest.json in STATE='$(STATE)': pass STATE=<directory holding the production manifest.json>)
 endif
 ifneq ($(CDC_METASTORE_JDBC_URL),)
-$(error ci-changed: builds its own lake $(CI_LAKE) on the embedded metastore; unset CDC_METASTORE_JDBC_URL (the build would replace that metastore's tables of the changed models))
+ifeq ($(CDC_CI_RUN_ID),)
+$(error ci-changed: on a shared metastore the CI schemas are named by the run: set CDC_CI_RUN_ID (e.g. $$GITHUB_RUN_ID; letters, digits, _))
+endif
 endif
 endif
 .PHONY: ci-changed
+ifneq ($(CDC_METASTORE_JDBC_URL),)
+ci-changed: install
+	$(DBT) build $(DBT_ARGS) --target ci --select state:modified+ --defer --favor-state \
+		--state $(STATE)
+else
 ci-changed: install
 	rm -rf $(CI_LAKE)
 	CDC_LAKE_DIR=$(CI_LAKE) $(BIN)/python -m ingest --dump $(CI_DUMP)
@@ -114,6 +125,32 @@ ci-changed: install
 		--state $(STATE)
 	CDC_LAKE_DIR=$(CI_LAKE) $(DBT) build $(DBT_ARGS) --select state:modified+ --defer \
 		--state $(STATE) --full-refresh
+endif
+
+## dev-clone: start a dev target from production's state (README "Environments"): `dbt clone`
+## of every model of the production manifest in STATE (SELECT=<dbt selection>: those) into the
+## dev schemas (Delta shallow clones of tables, views of views), CDC_DEV_SCHEMA (default
+## dev_$$USER) naming them
+ifneq ($(filter dev-clone,$(MAKECMDGOALS)),)
+ifeq ($(wildcard $(STATE)/manifest.json),)
+$(error dev-clone: no manifest.json in STATE='$(STATE)': pass STATE=<directory holding the production manifest.json>)
+endif
+endif
+.PHONY: dev-clone
+dev-clone: install
+	$(DBT) clone $(DBT_ARGS) --target dev --state $(STATE) \
+		$(if $(SELECT),--select $(SELECT),--resource-type model)
+
+## drop-schemas: drop the schemas of TARGET=dev or TARGET=ci (every table in them; the run's
+## CDC_CI_RUN_ID, the engineer's CDC_DEV_SCHEMA); production's are never dropped
+ifneq ($(filter drop-schemas,$(MAKECMDGOALS)),)
+ifeq ($(filter dev ci,$(TARGET)),)
+$(error drop-schemas: TARGET='$(TARGET)': pass TARGET=dev or TARGET=ci (production's schemas are not dropped))
+endif
+endif
+.PHONY: drop-schemas
+drop-schemas: install
+	$(DBT) run-operation drop_target_schemas $(DBT_ARGS) --target $(TARGET)
 
 ## lint: ruff, the SQL style (sqlfluff) and the project conventions (dbt-bouncer)
 lint: install

@@ -14,8 +14,9 @@
     what that build built.
 #}
 
+{# in the target's silver schema (macro cdc_schema): each target pins for its own builds #}
 {% macro bronze_pin_table() -%}
-    {{ target.schema }}.cdc_bronze_pin
+    {{ cdc_schema('silver') }}.cdc_bronze_pin
 {%- endmacro %}
 
 {# on-run-start: pin the newest bronze batch for this run or build #}
@@ -24,6 +25,7 @@
         {{ return('') }}
     {% endif %}
     {% set bronze = source('bronze', 'kafka_records') %}
+    {% do run_query('create schema if not exists ' ~ cdc_schema('silver')) %}
     {% do run_query(
         'create table if not exists ' ~ bronze_pin_table()
         ~ ' (bronze_batch_id bigint, pinned_at timestamp, invocation_id string) using delta'

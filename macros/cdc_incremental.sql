@@ -203,6 +203,12 @@
     select * from {{ this }} where false {{ nothing_new_marker() }}
 {%- endmacro %}
 
+{#
+    nothing_new_marker(): the comment that says so. A model with an enforced contract puts it
+    beside its whole query instead of using no_new_rows(): the materialization still checks the
+    contract on that query (a column dropped or retyped fails the run even with nothing new;
+    Spark only plans it) and then writes nothing.
+#}
 {% macro nothing_new_marker() -%}
     /* cdc_lakehouse: nothing new */
 {%- endmacro %}

@@ -5,9 +5,10 @@
     a killed CREATE TABLE AS SELECT leaves a directory that is not a table, and Delta refuses
     to create the table there again.
 
-    on-run-start: remove such directories (one dbt command at a time writes the lake's
-    models); not in the sources' tables: they are the ingest job's, which may be creating one
-    right now.
+    on-run-start: remove such directories in the schemas this target builds (its models',
+    seeds' and hooks' schemas: one dbt command at a time writes a target's schemas; a dev or
+    CI target never touches production's); not in the sources' tables: they are the ingest
+    job's, which may be creating one right now.
 #}
 {% macro remove_write_leftovers() %}
     {% if execute %}
@@ -15,6 +16,12 @@
         {% for node in graph.sources.values() %}
             {% do sources.append(node.schema ~ '.' ~ node.identifier) %}
         {% endfor %}
-        {% do adapter.remove_write_leftovers(sources) %}
+        {% set schemas = [cdc_schema('silver')] %}
+        {% for node in graph.nodes.values() %}
+            {% if node.resource_type in ['model', 'seed', 'snapshot'] %}
+                {% do schemas.append(node.schema) %}
+            {% endif %}
+        {% endfor %}
+        {% do adapter.remove_write_leftovers(sources, schemas | unique | list) %}
     {% endif %}
 {% endmacro %}

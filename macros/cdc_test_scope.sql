@@ -21,7 +21,7 @@
 #}
 
 {% macro tested_batches_table() -%}
-    {{ target.schema }}.cdc_tested_batches
+    {{ cdc_schema('silver') }}.cdc_tested_batches
 {%- endmacro %}
 
 {# on-run-end: record the newest bronze batch a successful whole-project build covered #}
@@ -78,7 +78,7 @@
         {{ return(none) }}
     {% endif %}
     {% set relation = adapter.get_relation(
-        database=none, schema=target.schema, identifier='cdc_tested_batches'
+        database=none, schema=cdc_schema('silver'), identifier='cdc_tested_batches'
     ) %}
     {% if relation is none %}
         {{ return(none) }}

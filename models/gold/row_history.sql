@@ -50,16 +50,11 @@
 {% set applied_batch_id = held_max('last_resolved_batch_id') if incremental else -1 %}
 {% set source_identity = 'source_format, source_database, source_schema, source_table' %}
 
+{# no identity resolved and no provisional one retracted since the last run: no MERGE (the
+   query stays whole, for the contract check: macro nothing_new_marker) #}
+{% if incremental and nothing_new_since(applied_batch_id) %}{{ nothing_new_marker() }}{% endif %}
+
 with
-
-{# no identity resolved and no provisional one retracted since the last run: no MERGE #}
-{% if incremental and nothing_new_since(applied_batch_id) %}
-
-final as (
-    {{ no_new_rows() }}
-)
-
-{% else %}
 
 row_versions as (
     select * from {{ ref('int_row_versions') }}
@@ -159,7 +154,5 @@ final as (
     select * from ended_versions
     {% endif %}
 )
-
-{% endif %}
 
 select * from final

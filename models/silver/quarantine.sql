@@ -36,11 +36,11 @@
 {{ replace_where('ingest_batch_id > ' ~ held_batch ~ ' or ' ~ batch_filter(late_batches)) }}
 {% endif %}
 
+{# the query stays whole, for the contract check (macro nothing_new_marker) #}
+{% if nothing_new %}{{ nothing_new_marker() }}{% endif %}
+
 with
 
-{% if nothing_new %}
-final as ({{ no_new_rows() }})
-{% else %}
 kafka_records as (
     select * from {{ ref('stg_bronze__kafka_records') }}
     {% if is_incremental() %}
@@ -142,6 +142,5 @@ final as (
         ingest_batch_id
     from unioned
 )
-{% endif %}
 
 select * from final

@@ -34,13 +34,17 @@ def _local_dir(location: str) -> Path | None:
     return Path(unquote(parsed.path))
 
 
-def database_dirs(spark: SparkSession) -> list[tuple[str, Path]]:
+def database_dirs(
+    spark: SparkSession, schemas: Collection[str] | None = None
+) -> list[tuple[str, Path]]:
     """(name, local directory) of every database but ``default`` (whose tables would sit next
-    to the other databases' directories) whose location is an existing local directory."""
+    to the other databases' directories) whose location is an existing local directory; only
+    those named in ``schemas`` (any case) when given."""
+    wanted = None if schemas is None else {schema.lower() for schema in schemas}
     found: list[tuple[str, Path]] = []
     for database in spark.sql("SHOW DATABASES").collect():
         name = database[0]
-        if name == "default":
+        if name == "default" or (wanted is not None and name.lower() not in wanted):
             continue
         location = spark.sql(f"DESCRIBE DATABASE `{name}`").collect()
         uri = next((row[1] for row in location if row[0] == "Location"), None)
@@ -50,10 +54,15 @@ def database_dirs(spark: SparkSession) -> list[tuple[str, Path]]:
     return found
 
 
-def remove_write_leftovers(spark: SparkSession, keep: Collection[str] = ()) -> list[Path]:
+def remove_write_leftovers(
+    spark: SparkSession, keep: Collection[str] = (), schemas: Collection[str] | None = None
+) -> list[Path]:
     """Remove the directories killed table creations left; return what was removed.
 
-    In the directory of every database but ``default``: each sub-directory that no table or
+    In the directory of every database but ``default`` (with ``schemas``: of those databases
+    only, any case; the dbt hook passes the schemas of the target it builds, so a dev or CI
+    build on a shared metastore never touches production's or another engineer's tables, which
+    may be being created right now): each sub-directory that no table or
     view of the database is named after. Hidden and ``_`` directories of a database are left
     alone, so is any location that is not on the local file system, and so are the tables
     named in ``keep`` (``database.table``, any case): tables another process writes (the
@@ -61,7 +70,7 @@ def remove_write_leftovers(spark: SparkSession, keep: Collection[str] = ()) -> l
     """
     kept = {name.lower() for name in keep}
     removed: list[Path] = []
-    for name, directory in database_dirs(spark):
+    for name, directory in database_dirs(spark, schemas):
         tables = {
             row["tableName"].lower() for row in spark.sql(f"SHOW TABLES IN `{name}`").collect()
         }

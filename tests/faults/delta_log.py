@@ -63,3 +63,50 @@ def read_table(table_dir: Path, columns: list[str]) -> list[dict[str, Any]]:
         for row in pq.read_table(path, columns=stored).to_pylist():
             rows.append({**row, **{c: partition[c] for c in columns if c in partition}})
     return rows
+
+
+def latest_version(table_dir: Path) -> int:
+    """The table's newest commit version (-1 before its first commit)."""
+    log = table_dir / "_delta_log"
+    versions = [int(p.stem) for p in log.glob("[0-9]*.json")] if log.is_dir() else []
+    return max(versions, default=-1)
+
+
+def commit_operations(table_dir: Path) -> list[str]:
+    """The operation of each commit (its ``commitInfo``), oldest first."""
+    operations = []
+    for commit in sorted((table_dir / "_delta_log").glob("[0-9]*.json")):
+        for line in commit.read_text().splitlines():
+            action = json.loads(line)
+            if "commitInfo" in action:
+                operations.append(action["commitInfo"].get("operation", ""))
+    return operations
+
+
+def live_row_count(table_dir: Path) -> int:
+    """The rows of the table's latest commit, from the log alone: each added file's
+    ``numRecords`` statistic less the rows its deletion vector marks deleted (``cardinality``).
+    Fails on a file without statistics."""
+    added: dict[tuple[str, str], dict[str, Any]] = {}
+    for commit in sorted((table_dir / "_delta_log").glob("[0-9]*.json")):
+        for line in commit.read_text().splitlines():
+            action = json.loads(line)
+            if "add" in action:
+                added[_file_id(action["add"])] = action["add"]
+            elif "remove" in action:
+                added.pop(_file_id(action["remove"]), None)
+    count = 0
+    for (path, _vector), add in added.items():
+        assert add.get("stats"), f"{table_dir}: no statistics for {path}"
+        vector = add.get("deletionVector") or {}
+        count += json.loads(add["stats"])["numRecords"] - int(vector.get("cardinality", 0))
+    return count
+
+
+def _file_id(action: dict[str, Any]) -> tuple[str, str]:
+    """A file action's identity: its path and deletion vector (Delta protocol, "Deletion
+    Vectors": a file whose deletion vector changes is removed with the old one and added with
+    the new one)."""
+    vector = action.get("deletionVector") or {}
+    unique = f"{vector.get('storageType', '')}{vector.get('pathOrInlineDv', '')}"
+    return action["path"], f"{unique}@{vector.get('offset', '')}"

@@ -20,17 +20,22 @@ clusters where that user owns them (:func:`cdc_lakehouse.metastore_server.server
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cdc_lakehouse.metastore_server import postgres_bin
 from cdc_lakehouse.settings import ConfigError, load_settings
+from tests.dbt_models.test_slim_ci import copy_project
+from tests.faults.delta_log import commit_operations, latest_version, live_row_count
 from tests.metastore import shared_dir
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -214,12 +219,14 @@ def test_a_cluster_made_in_the_lake_before_stays_in_use():
         shutil.rmtree(lake.parent, ignore_errors=True)
 
 
-@pytest.mark.dbt
-def test_live_demo_keeps_gold_equal_to_the_oracle_while_a_reader_reads(tmp_path: Path):
+@pytest.fixture(scope="module")
+def live_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """The 2-minute live demo: 60 s of stream at 200 changes/s, a ``dbt build --threads 4``
     every 30 s, a reader and one ``dbt show`` beside ingest and a build; its lake in a
-    directory only its owner can enter, as in a clone in a home directory."""
-    lake = closed_dir(tmp_path) / "lake"
+    directory only its owner can enter, as in a clone in a home directory. Yields the lake,
+    the demo's exit code and output; the lake's metastore is removed at the module's end (the
+    slim CI test below starts it again: production's lake and metastore)."""
+    lake = closed_dir(tmp_path_factory.mktemp("live")) / "lake"
     try:
         result = run(
             [PYTHON, "-m", "cdc_lakehouse.live", "--lake", str(lake), "--duration", "60",
@@ -227,17 +234,165 @@ def test_live_demo_keeps_gold_equal_to_the_oracle_while_a_reader_reads(tmp_path:
             dict(os.environ),
             timeout_s=1500,
         )  # fmt: skip
-        output = result.stdout + result.stderr
-        assert result.returncode == 0, output[-5000:]
-        builds = re.findall(r"build \d+: ok in [\d.]+ s; .*freshness ([\d.]+) s", output)
-        assert len(builds) >= 2, output  # at least one while the stream runs, and the last
-        assert re.search(r"\d+ reads, 0 reader errors", output), output
-        shown = re.search(r"dbt show beside build \d+: ok, gold.current_rows has \d+ rows", output)
-        assert shown, output
-        assert "ingest stopped (exit 0)" in output, output  # stopped after its batch
-        assert "gold equals the oracle" in output, output
-        assert ", 0 written twice" in output, output
-        produced = re.search(r"bronze: ([\d,]+) records of ([\d,]+) produced", output)
-        assert produced and produced[1] == produced[2] and produced[1] != "0", output
+        yield {
+            "lake": lake,
+            "returncode": result.returncode,
+            "output": result.stdout + result.stderr,
+        }
     finally:
         remove_metastore(lake)
+
+
+@pytest.mark.dbt
+def test_live_demo_keeps_gold_equal_to_the_oracle_while_a_reader_reads(
+    live_demo: dict[str, Any],
+) -> None:
+    output = live_demo["output"]
+    assert live_demo["returncode"] == 0, output[-5000:]
+    builds = re.findall(r"build \d+: ok in [\d.]+ s; .*freshness ([\d.]+) s", output)
+    assert len(builds) >= 2, output  # at least one while the stream runs, and the last
+    assert re.search(r"\d+ reads, 0 reader errors", output), output
+    shown = re.search(r"dbt show beside build \d+: ok, gold.current_rows has \d+ rows", output)
+    assert shown, output
+    assert "ingest stopped (exit 0)" in output, output  # stopped after its batch
+    assert "gold equals the oracle" in output, output
+    assert ", 0 written twice" in output, output
+    produced = re.search(r"bronze: ([\d,]+) records of ([\d,]+) produced", output)
+    assert produced and produced[1] == produced[2] and produced[1] != "0", output
+
+
+CI_RUN_ID = "t51"
+DEV_SCHEMA = "dev_t51"
+CHANGED_MODEL = "model.cdc_lakehouse.current_rows"
+CHANGED_FILE = Path("models/gold/current_rows.sql")
+PRODUCTION = ("bronze", "silver", "gold")
+
+
+def lake_env(lake: Path) -> dict[str, str]:
+    """The environment of a command on the live demo's lake, its metastore server started again
+    (``make metastore``): production's lake and shared metastore."""
+    started = metastore_command("start", lake)
+    assert started.returncode == 0, started.stderr
+    env = dict(os.environ, CDC_LAKE_DIR=str(lake), CDC_CI_RUN_ID=CI_RUN_ID)
+    env["CDC_DEV_SCHEMA"] = DEV_SCHEMA
+    for line in started.stdout.splitlines():
+        if line.startswith("export "):
+            key, _, value = line.removeprefix("export ").partition("=")
+            env[key] = value
+    return env
+
+
+def table_dirs(lake: Path, schemas: tuple[str, ...]) -> dict[str, Path]:
+    """schema.table -> directory of every Delta table of ``schemas`` in the lake's warehouse."""
+    return {
+        f"{schema}.{table.name}": table
+        for schema in schemas
+        for table in sorted((lake / "warehouse" / f"{schema}.db").glob("*"))
+        if (table / "_delta_log").is_dir()
+    }
+
+
+def production_versions(lake: Path) -> dict[str, int]:
+    """schema.table -> newest Delta version, for every table of bronze, silver and gold."""
+    return {name: latest_version(path) for name, path in table_dirs(lake, PRODUCTION).items()}
+
+
+def metastore_databases(env: dict[str, str]) -> set[str]:
+    """The databases the shared metastore lists (its PostgreSQL table ``DBS``)."""
+    settings = load_settings(env)
+    assert settings.metastore is not None
+    answer = subprocess.run(
+        [str(postgres_bin("psql")), "-h", settings.metastore.host, "-p",
+         str(settings.metastore.port), "-U", settings.metastore.user, "-d", "metastore",
+         "-tAc", 'select "NAME" from "DBS"'],
+        env=dict(os.environ, PGPASSWORD=settings.metastore.password),
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert answer.returncode == 0, answer.stderr
+    return set(answer.stdout.split())
+
+
+def make_commands(goal: str, env: dict[str, str], *args: str) -> list[list[str]]:
+    """The dbt argument lists `make -n GOAL ARGS` prints in the repository with ``env``."""
+    environment = {k: v for k, v in env.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    printed = subprocess.run(
+        ["make", "-n", "--no-print-directory", goal, *args],
+        cwd=PROJECT_DIR, env=environment, capture_output=True, text=True, check=True,
+    ).stdout.replace("\\\n", " ")  # fmt: skip
+    return [line.split()[1:] for line in printed.splitlines() if line.startswith(".venv/bin/dbt")]
+
+
+def run_dbt_in(project: Path, args: list[str], env: dict[str, str], work: Path) -> dict[str, str]:
+    """``dbt ARGS`` in ``project``; fails with dbt's output if it fails; returns unique id ->
+    status of the nodes (not the hooks) of its run_results.json."""
+    work.mkdir(parents=True, exist_ok=True)
+    result = subprocess.run(
+        [DBT, *args, "--target-path", str(work / "target"), "--log-path", str(work / "logs")],
+        cwd=project, env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
+    results = json.loads((work / "target" / "run_results.json").read_text())["results"]
+    return {
+        r["unique_id"]: r["status"] for r in results if not r["unique_id"].startswith("operation.")
+    }
+
+
+@pytest.mark.dbt
+def test_slim_ci_and_dev_clones_on_the_shared_metastore_leave_production_untouched(
+    live_demo: dict[str, Any], tmp_path: Path
+) -> None:
+    """Production: the live demo's lake and shared metastore, its manifest the one its last
+    build wrote. A change to gold.current_rows, in a copy of the project: `make ci-changed`
+    (shared-metastore mode) builds that model and runs its tests in the CI run's schemas,
+    reading its parents from production (--defer), with production's rows; `make dev-clone`
+    shallow-clones production's models into a dev schema; `make drop-schemas` drops the CI
+    and the dev schemas. Production's tables keep their versions throughout, and the
+    metastore ends with the databases it started with."""
+    assert live_demo["returncode"] == 0, live_demo["output"][-3000:]
+    lake = live_demo["lake"]
+    env = lake_env(lake)
+    state = tmp_path / "prod-state"
+    state.mkdir()
+    shutil.copy2(lake / "target" / "manifest.json", state / "manifest.json")
+    changed = copy_project(PROJECT_DIR, tmp_path / "changed")
+    source = changed / CHANGED_FILE
+    source.write_text("{# a change under review #}\n" + source.read_text())
+    versions = production_versions(lake)
+    databases = metastore_databases(env)
+    assert set(PRODUCTION) <= databases
+
+    # slim CI: the change and its tests in ci_t51_*, the parents read from production
+    (ci_build,) = make_commands("ci-changed", env, f"STATE={state}")
+    statuses = run_dbt_in(changed, ci_build, env, tmp_path / "ci")
+    manifest = json.loads((tmp_path / "ci" / "target" / "manifest.json").read_text())
+    tests = {c for c in manifest["child_map"][CHANGED_MODEL] if c.split(".")[0] != "model"}
+    assert set(statuses) == {CHANGED_MODEL, *tests}, statuses
+    assert set(statuses.values()) <= {"success", "pass"}, statuses
+    ci_tables = table_dirs(lake, (f"ci_{CI_RUN_ID}_gold",))
+    assert set(ci_tables) == {f"ci_{CI_RUN_ID}_gold.current_rows"}
+    production_rows = live_row_count(table_dirs(lake, ("gold",))["gold.current_rows"])
+    assert production_rows > 0
+    assert live_row_count(ci_tables[f"ci_{CI_RUN_ID}_gold.current_rows"]) == production_rows
+    assert production_versions(lake) == versions
+
+    # a dev environment from production's state: shallow clones, no data file copied
+    (clone,) = make_commands(
+        "dev-clone", env, f"STATE={state}", "SELECT=current_rows change_events"
+    )
+    statuses = run_dbt_in(PROJECT_DIR, clone, env, tmp_path / "dev")
+    assert set(statuses.values()) == {"success"}, statuses
+    dev = table_dirs(lake, (f"{DEV_SCHEMA}_silver", f"{DEV_SCHEMA}_gold"))
+    assert set(dev) == {f"{DEV_SCHEMA}_gold.current_rows", f"{DEV_SCHEMA}_silver.change_events"}
+    cloned = dev[f"{DEV_SCHEMA}_gold.current_rows"]
+    assert commit_operations(cloned) == ["CLONE"]
+    assert not list(cloned.glob("*.parquet"))
+    assert live_row_count(cloned) == production_rows
+    assert production_versions(lake) == versions
+
+    # the CI run's and the dev schemas dropped, production's kept
+    for target in ("ci", "dev"):
+        (drop,) = make_commands("drop-schemas", env, f"TARGET={target}")
+        run_dbt_in(PROJECT_DIR, drop, env, tmp_path / f"drop-{target}")
+    assert metastore_databases(env) == databases
+    assert not table_dirs(lake, (f"ci_{CI_RUN_ID}_gold", f"{DEV_SCHEMA}_gold"))
+    assert production_versions(lake) == versions

@@ -1,6 +1,8 @@
-"""`make ci-changed` refuses to start without a production manifest or on a shared metastore
-(one line, exit 2, nothing run), and the GitHub Actions template is a workflow that runs it
-(README "Slim CI"; the recipe itself: tests/dbt_models/test_slim_ci.py)."""
+"""`make ci-changed` refuses to start without a production manifest, or on a shared metastore
+without a CI run id (one line, exit 2, nothing run); on a shared metastore it builds into the
+ci target's schemas with --defer --favor-state; `make drop-schemas` refuses production's
+schemas; and the GitHub Actions template is a workflow that runs it (README "Slim CI"; the
+recipes themselves: tests/dbt_models/test_slim_ci.py and tests/live/test_shared_metastore.py)."""
 
 from __future__ import annotations
 
@@ -17,11 +19,16 @@ WORKFLOW = ROOT / "ci-templates" / "github-actions" / "dbt-slim-ci.yml"
 
 def make_ci_changed(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """`make ci-changed ARGS` in the repository (dry run: a refusal happens before anything)."""
+    return make_dry_run("ci-changed", *args, **env)
+
+
+def make_dry_run(goal: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`make -n GOAL ARGS` in the repository, with ``env`` beside the test's environment."""
     # not a sub-make of `make test` (no "Entering directory" lines, no jobserver notice)
-    ignored = {"CDC_METASTORE_JDBC_URL", "MAKEFLAGS", "MFLAGS", "MAKELEVEL"}
+    ignored = {"CDC_METASTORE_JDBC_URL", "CDC_CI_RUN_ID", "MAKEFLAGS", "MFLAGS", "MAKELEVEL"}
     environment = {k: v for k, v in os.environ.items() if k not in ignored}
     return subprocess.run(
-        ["make", "-n", "--no-print-directory", "ci-changed", *args],
+        ["make", "-n", "--no-print-directory", goal, *args],
         cwd=ROOT,
         env={**environment, **env},
         capture_output=True,
@@ -45,15 +52,45 @@ def test_refuses_without_a_production_manifest(state, tmp_path):
     assert "no manifest.json in STATE=" in lines[0]
 
 
-def test_refuses_a_shared_metastore(tmp_path):
+SHARED = "jdbc:postgresql://127.0.0.1:5432/metastore"
+
+
+def test_refuses_a_shared_metastore_without_a_ci_run_id(tmp_path):
     (tmp_path / "manifest.json").write_text("{}")
-    result = make_ci_changed(
-        f"STATE={tmp_path}", CDC_METASTORE_JDBC_URL="jdbc:postgresql://127.0.0.1:5432/metastore"
-    )
+    result = make_ci_changed(f"STATE={tmp_path}", CDC_METASTORE_JDBC_URL=SHARED)
     assert result.returncode == 2
     lines = result.stderr.splitlines()
     assert len(lines) == 1, lines
-    assert "unset CDC_METASTORE_JDBC_URL" in lines[0]
+    assert "set CDC_CI_RUN_ID" in lines[0]
+
+
+def test_on_a_shared_metastore_builds_the_change_into_the_ci_schemas(tmp_path):
+    """No fresh lake, no ingest: one build on target ci, every unselected ref deferred to
+    production's tables (--favor-state: even where a CI schema holds an older copy)."""
+    (tmp_path / "manifest.json").write_text("{}")
+    result = make_ci_changed(f"STATE={tmp_path}", CDC_METASTORE_JDBC_URL=SHARED, CDC_CI_RUN_ID="7")
+    assert result.returncode == 0, result.stderr
+    commands = [" ".join(c.split()) for c in result.stdout.replace("\\\n", " ").splitlines()]
+    assert commands == [
+        ".venv/bin/dbt build --project-dir . --profiles-dir . --target ci --select "
+        f"state:modified+ --defer --favor-state --state {tmp_path}"
+    ]
+
+
+@pytest.mark.parametrize("target", [None, "prod", "local"])
+def test_drop_schemas_refuses_anything_but_dev_and_ci(target):
+    result = make_dry_run("drop-schemas", *([f"TARGET={target}"] if target else []))
+    assert result.returncode == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, lines
+    assert "pass TARGET=dev or TARGET=ci" in lines[0]
+
+
+def test_drop_schemas_drops_the_targets_schemas():
+    result = make_dry_run("drop-schemas", "TARGET=ci")
+    assert result.returncode == 0, result.stderr
+    assert "dbt run-operation drop_target_schemas" in result.stdout
+    assert "--target ci" in result.stdout
 
 
 def test_runs_the_recipe_with_a_production_manifest(tmp_path):

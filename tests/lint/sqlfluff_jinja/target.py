@@ -1,5 +1,5 @@
-"""The `target` of dbt's Jinja context: the `local` output of profiles.yml."""
+"""The `target` of dbt's Jinja context: the `prod` output of profiles.yml (the default)."""
 
-name = "local"
+name = "prod"
 schema = "silver"
 type = "sparksession"

@@ -30,15 +30,18 @@ class SparkSessionAdapter(SparkAdapter):
         return helpers
 
     @available
-    def remove_write_leftovers(self, keep: list[str] | None = None) -> list[str]:
+    def remove_write_leftovers(
+        self, keep: list[str] | None = None, schemas: list[str] | None = None
+    ) -> list[str]:
         """Remove the directories table creations killed half way left in the lake
-        (``on-run-start`` hook; see :mod:`cdc_lakehouse.interrupted_writes`), but nothing of
-        the tables ``keep`` (``database.table``: the project's sources, written by the ingest
-        job); log and return the removed paths."""
+        (``on-run-start`` hook; see :mod:`cdc_lakehouse.interrupted_writes`), in the databases
+        ``schemas`` (the target's; every database when ``None``), but nothing of the tables
+        ``keep`` (``database.table``: the project's sources, written by the ingest job); log
+        and return the removed paths."""
         from cdc_lakehouse.interrupted_writes import remove_write_leftovers
         from cdc_lakehouse.spark_session import get_spark
 
-        removed = [str(p) for p in remove_write_leftovers(get_spark(), keep or ())]
+        removed = [str(p) for p in remove_write_leftovers(get_spark(), keep or (), schemas)]
         for path in removed:
             logger.warning(f"removed {path}: left by a table creation that was interrupted")
         return removed
