@@ -25,7 +25,7 @@ LONGEST_FIRST = (
     "tests/dbt_models/",  # about 30 min: the session lake, its increments and their tests
     "tests/faults/test_kill_and_rerun.py",  # 7-17 min: eleven processes on a lake of its own
     "tests/cluster/",  # 8.5 min: make demo's commands on a standalone cluster
-    "tests/live/test_shared_metastore.py",  # 6-8 min: the live demo on a shared metastore
+    "tests/live/test_shared_metastore.py",  # 8-13 min: the live demo, then slim CI on its metastore
     "tests/kafka/",
     "tests/ingest/test_ingest_job.py",
 )
