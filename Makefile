@@ -101,10 +101,14 @@ bench: install
 ## (emptied first) with $(CI_DUMP) ingested: first the unmodified models and seeds the changed
 ## ones read (no tests), then `dbt build --select state:modified+ --defer --state $(STATE)
 ## --full-refresh`
-ifneq ($(filter ci-changed,$(MAKECMDGOALS)),)
+# ci-changed and dev-clone compare with the production manifest in STATE
+STATE_GOALS := $(filter ci-changed dev-clone,$(MAKECMDGOALS))
+ifneq ($(STATE_GOALS),)
 ifeq ($(wildcard $(STATE)/manifest.json),)
-$(error ci-changed: no manifest.json in STATE='$(STATE)': pass STATE=<directory holding the production manifest.json>)
+$(error $(firstword $(STATE_GOALS)): no manifest.json in STATE='$(STATE)': pass STATE=<directory holding the production manifest.json>)
 endif
+endif
+ifneq ($(filter ci-changed,$(MAKECMDGOALS)),)
 ifneq ($(CDC_METASTORE_JDBC_URL),)
 ifeq ($(CDC_CI_RUN_ID),)
 $(error ci-changed: on a shared metastore the CI schemas are named by the run: set CDC_CI_RUN_ID (e.g. $$GITHUB_RUN_ID; letters, digits, _))
@@ -131,11 +135,6 @@ endif
 ## of every model of the production manifest in STATE (SELECT=<dbt selection>: those) into the
 ## dev schemas (Delta shallow clones of tables, views of views), CDC_DEV_SCHEMA (default
 ## dev_$$USER) naming them
-ifneq ($(filter dev-clone,$(MAKECMDGOALS)),)
-ifeq ($(wildcard $(STATE)/manifest.json),)
-$(error dev-clone: no manifest.json in STATE='$(STATE)': pass STATE=<directory holding the production manifest.json>)
-endif
-endif
 .PHONY: dev-clone
 dev-clone: install
 	$(DBT) clone $(DBT_ARGS) --target dev --state $(STATE) \

@@ -5,8 +5,8 @@
     a killed CREATE TABLE AS SELECT leaves a directory that is not a table, and Delta refuses
     to create the table there again.
 
-    on-run-start: remove such directories in the schemas this target builds (its models',
-    seeds' and hooks' schemas: one dbt command at a time writes a target's schemas; a dev or
+    on-run-start: remove such directories in the schemas this target writes
+    (cdc_target_schemas: one dbt command at a time writes a target's schemas; a dev or
     CI target never touches production's); not in the sources' tables: they are the ingest
     job's, which may be creating one right now.
 #}
@@ -16,12 +16,6 @@
         {% for node in graph.sources.values() %}
             {% do sources.append(node.schema ~ '.' ~ node.identifier) %}
         {% endfor %}
-        {% set schemas = [cdc_schema('silver')] %}
-        {% for node in graph.nodes.values() %}
-            {% if node.resource_type in ['model', 'seed', 'snapshot'] %}
-                {% do schemas.append(node.schema) %}
-            {% endif %}
-        {% endfor %}
-        {% do adapter.remove_write_leftovers(sources, schemas | unique | list) %}
+        {% do adapter.remove_write_leftovers(sources, cdc_target_schemas()) %}
     {% endif %}
 {% endmacro %}

@@ -1,7 +1,7 @@
 {#
     drop_target_schemas(): `dbt run-operation drop_target_schemas --target ci` (make
-    drop-schemas TARGET=ci): drops every schema of this target that exists - its models',
-    seeds' and tests' schemas and the hooks' (cdc_schema('silver')) - with every table in them
+    drop-schemas TARGET=ci): drops every schema of this target that exists
+    (cdc_target_schemas: its models', seeds' and tests' schemas, the hooks') with every table in them
     (managed Delta tables: their files too), and logs each one dropped. For the end of a CI
     run (CDC_CI_RUN_ID names its schemas) and a dev environment no longer needed.
 
@@ -20,11 +20,8 @@
     {% for node in graph.sources.values() %}
         {% do protected.append(node.schema | lower) %}
     {% endfor %}
-    {% set schemas = [cdc_schema('silver') | lower, target.schema | lower] %}
-    {% for node in graph.nodes.values() %}
-        {% do schemas.append(node.schema | lower) %}
-    {% endfor %}
-    {% for schema in schemas | unique %}
+    {% set schemas = cdc_target_schemas() %}
+    {% for schema in schemas %}
         {% if schema in protected %}
             {{ exceptions.raise_compiler_error(
                 "drop_target_schemas: target " ~ target.name ~ " writes schema " ~ schema
@@ -33,7 +30,7 @@
         {% endif %}
     {% endfor %}
     {% set existing = run_query('show schemas').columns[0].values() | map('lower') | list %}
-    {% for schema in schemas | unique | sort %}
+    {% for schema in schemas %}
         {% if schema in existing %}
             {% do run_query('drop schema if exists `' ~ schema ~ '` cascade') %}
             {{ log('dropped schema ' ~ schema, info=true) }}

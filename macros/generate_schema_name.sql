@@ -30,3 +30,17 @@
 {% macro cdc_schema(layer) -%}
     {{ generate_schema_name(layer, none) }}
 {%- endmacro %}
+
+{#
+    cdc_target_schemas(): every schema this target writes (a sorted list, lowercase): its
+    nodes' (models, seeds, tests), the hooks' (cdc_schema('silver')) and the target's own. What
+    the clean-up of interrupted writes looks at (macros/cdc_interrupted_writes.sql) and what
+    drop_target_schemas drops (macros/cdc_target_schemas.sql).
+#}
+{% macro cdc_target_schemas() %}
+    {% set schemas = [cdc_schema('silver') | lower, target.schema | trim | lower] %}
+    {% for node in graph.nodes.values() %}
+        {% do schemas.append(node.schema | lower) %}
+    {% endfor %}
+    {{ return(schemas | unique | sort) }}
+{% endmacro %}

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from cdc_lakehouse.metastore_server import MetastoreServer, export_lines
+from cdc_lakehouse.metastore_server import MetastoreServer, export_lines, export_values
 
 
 def shared_dir(prefix: str) -> Path:
@@ -31,11 +31,7 @@ def running_metastore() -> Iterator[dict[str, str]]:
     server = MetastoreServer(root / "pg")
     try:
         port = server.start()
-        env = {}
-        for line in export_lines(server, port).splitlines():
-            key, _, value = line.removeprefix("export ").partition("=")
-            env[key] = value
-        yield env
+        yield export_values(export_lines(server, port))
     finally:
         server.stop()
         shutil.rmtree(root, ignore_errors=True)

@@ -56,7 +56,7 @@ from typing import IO, Any
 from cdc_lakehouse.dbt_loop import parse_result
 from cdc_lakehouse.kafka.broker import LocalBroker, free_port
 from cdc_lakehouse.kafka.produce import create_topics
-from cdc_lakehouse.metastore_server import MetastoreServer, export_lines, server_for
+from cdc_lakehouse.metastore_server import MetastoreServer, export_lines, export_values, server_for
 from cdc_lakehouse.settings import ConfigError
 from cdc_lakehouse.spark_session import check_spark_settings
 
@@ -233,9 +233,7 @@ def demo(options: LiveOptions, lake: Path, metastore_exports: str, port: int) ->
     """The demo's processes on the prepared ``lake`` (see :func:`run`)."""
     logs = lake / "logs"
     env = dict(os.environ, CDC_LAKE_DIR=str(lake), PYTHONUNBUFFERED="1")
-    for line in metastore_exports.splitlines():
-        key, _, value = line.removeprefix("export ").partition("=")
-        env[key] = value
+    env.update(export_values(metastore_exports))
     env.setdefault("CDC_SPARK_DRIVER_MEMORY", "2g")
     python = sys.executable
     dbt_bin = str(Path(python).parent / "dbt")

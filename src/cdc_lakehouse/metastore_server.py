@@ -312,6 +312,17 @@ def export_lines(server: MetastoreServer, port: int) -> str:
     )
 
 
+def export_values(text: str) -> dict[str, str]:
+    """The variables of the ``export NAME=value`` lines in ``text`` (what :func:`export_lines`
+    writes and ``make metastore`` prints), other lines ignored: name -> value."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.startswith("export "):
+            key, _, value = line.removeprefix("export ").partition("=")
+            values[key] = value
+    return values
+
+
 def postgres_bin(name: str) -> Path:
     """Path of a PostgreSQL server binary (newest installed version).
 

@@ -14,6 +14,7 @@ days), so replaying them all is enough for the lakes of the tests.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -25,19 +26,23 @@ def committed_files(table_dir: Path, *, rows_read: bool = False) -> dict[Path, d
     a file with a deletion vector: the rows it marks are deleted, which pyarrow cannot see
     (gold's MERGE tables have them once merged into; bronze, read here, has none)."""
     files: dict[Path, dict[str, str]] = {}
-    log = table_dir / "_delta_log"
-    for commit in sorted(log.glob("[0-9]*.json")) if log.is_dir() else ():
-        for line in commit.read_text().splitlines():
-            action = json.loads(line)
-            if "add" in action:
-                added = action["add"]
-                # rows a deletion vector marks are deleted: not readable without Delta
-                if rows_read:
-                    assert not added.get("deletionVector"), f"{table_dir}: a deletion vector"
-                files[table_dir / unquote(added["path"])] = added.get("partitionValues") or {}
-            elif "remove" in action:
-                files.pop(table_dir / unquote(action["remove"]["path"]), None)
+    for action in actions(table_dir):
+        if "add" in action:
+            added = action["add"]
+            # rows a deletion vector marks are deleted: not readable without Delta
+            if rows_read:
+                assert not added.get("deletionVector"), f"{table_dir}: a deletion vector"
+            files[table_dir / unquote(added["path"])] = added.get("partitionValues") or {}
+        elif "remove" in action:
+            files.pop(table_dir / unquote(action["remove"]["path"]), None)
     return files
+
+
+def actions(table_dir: Path) -> Iterator[dict[str, Any]]:
+    """Every action of the table's commits, in commit order (none before the first commit)."""
+    for commit in sorted((table_dir / "_delta_log").glob("[0-9]*.json")):
+        for line in commit.read_text().splitlines():
+            yield json.loads(line)
 
 
 def has_commit(table_dir: Path) -> bool:
@@ -74,13 +79,11 @@ def latest_version(table_dir: Path) -> int:
 
 def commit_operations(table_dir: Path) -> list[str]:
     """The operation of each commit (its ``commitInfo``), oldest first."""
-    operations = []
-    for commit in sorted((table_dir / "_delta_log").glob("[0-9]*.json")):
-        for line in commit.read_text().splitlines():
-            action = json.loads(line)
-            if "commitInfo" in action:
-                operations.append(action["commitInfo"].get("operation", ""))
-    return operations
+    return [
+        action["commitInfo"].get("operation", "")
+        for action in actions(table_dir)
+        if "commitInfo" in action
+    ]
 
 
 def live_row_count(table_dir: Path) -> int:
@@ -88,13 +91,11 @@ def live_row_count(table_dir: Path) -> int:
     ``numRecords`` statistic less the rows its deletion vector marks deleted (``cardinality``).
     Fails on a file without statistics."""
     added: dict[tuple[str, str], dict[str, Any]] = {}
-    for commit in sorted((table_dir / "_delta_log").glob("[0-9]*.json")):
-        for line in commit.read_text().splitlines():
-            action = json.loads(line)
-            if "add" in action:
-                added[_file_id(action["add"])] = action["add"]
-            elif "remove" in action:
-                added.pop(_file_id(action["remove"]), None)
+    for action in actions(table_dir):
+        if "add" in action:
+            added[_file_id(action["add"])] = action["add"]
+        elif "remove" in action:
+            added.pop(_file_id(action["remove"]), None)
     count = 0
     for (path, _vector), add in added.items():
         assert add.get("stats"), f"{table_dir}: no statistics for {path}"

@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from cdc_lakehouse.metastore_server import postgres_bin
+from cdc_lakehouse.metastore_server import export_values, postgres_bin
 from cdc_lakehouse.settings import ConfigError, load_settings
 from tests.dbt_models.test_slim_ci import copy_project
 from tests.faults.delta_log import commit_operations, latest_version, live_row_count
@@ -156,17 +156,23 @@ def start_metastore(lake: Path) -> Path:
     assert started.returncode == 0, started.stderr
     exports = [line for line in started.stdout.splitlines() if line.startswith("export ")]
     assert (lake / "metastore_pg" / "metastore.env").read_text().splitlines() == exports
-    settings = load_settings(dict(line.removeprefix("export ").split("=", 1) for line in exports))
+    return Path(metastore_query(export_values(started.stdout), "show data_directory").strip())
+
+
+def metastore_query(env: dict[str, str], sql: str) -> str:
+    """The unaligned output of ``sql`` run with psql on the metastore database that the
+    ``CDC_METASTORE_*`` variables of ``env`` name, with their credentials."""
+    settings = load_settings(env)
     assert settings.metastore is not None
     answer = subprocess.run(
         [str(postgres_bin("psql")), "-h", settings.metastore.host, "-p",
          str(settings.metastore.port), "-U", settings.metastore.user, "-d", "metastore",
-         "-tAc", "show data_directory"],
+         "-tAc", sql],
         env=dict(os.environ, PGPASSWORD=settings.metastore.password),
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert answer.returncode == 0, answer.stderr
-    return Path(answer.stdout.strip())
+    return answer.stdout
 
 
 def test_metastore_of_lakes_in_a_closed_directory(tmp_path: Path):
@@ -275,11 +281,7 @@ def lake_env(lake: Path) -> dict[str, str]:
     assert started.returncode == 0, started.stderr
     env = dict(os.environ, CDC_LAKE_DIR=str(lake), CDC_CI_RUN_ID=CI_RUN_ID)
     env["CDC_DEV_SCHEMA"] = DEV_SCHEMA
-    for line in started.stdout.splitlines():
-        if line.startswith("export "):
-            key, _, value = line.removeprefix("export ").partition("=")
-            env[key] = value
-    return env
+    return {**env, **export_values(started.stdout)}
 
 
 def table_dirs(lake: Path, schemas: tuple[str, ...]) -> dict[str, Path]:
@@ -299,17 +301,7 @@ def production_versions(lake: Path) -> dict[str, int]:
 
 def metastore_databases(env: dict[str, str]) -> set[str]:
     """The databases the shared metastore lists (its PostgreSQL table ``DBS``)."""
-    settings = load_settings(env)
-    assert settings.metastore is not None
-    answer = subprocess.run(
-        [str(postgres_bin("psql")), "-h", settings.metastore.host, "-p",
-         str(settings.metastore.port), "-U", settings.metastore.user, "-d", "metastore",
-         "-tAc", 'select "NAME" from "DBS"'],
-        env=dict(os.environ, PGPASSWORD=settings.metastore.password),
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert answer.returncode == 0, answer.stderr
-    return set(answer.stdout.split())
+    return set(metastore_query(env, 'select "NAME" from "DBS"').split())
 
 
 def make_commands(goal: str, env: dict[str, str], *args: str) -> list[list[str]]:
