@@ -32,6 +32,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -186,12 +187,37 @@ def _finish_archive(spark: SparkSession, written: Path, archive: Path) -> None:
     _lock_path(archive).unlink(missing_ok=True)
 
 
+WRITER_WAIT_S = 300.0
+"""How long ``python -m cdc_lakehouse.jvm_class_archive`` waits for another process that is
+writing the archive (its lock taken) before it goes on without one."""
+
+
+def _wait_for_writer(archive: Path, timeout_s: float = WRITER_WAIT_S) -> bool:
+    """Wait while a live process holds ``archive``'s lock (it writes the archive); return
+    whether the archive exists then. ``False`` at once when nobody holds the lock."""
+    lock = _lock_path(archive)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if archive.exists():
+            return True
+        try:
+            holder = lock.read_text().strip()
+        except OSError:
+            holder = ""
+        if not (holder.isdigit() and _alive(int(holder))):
+            return archive.exists()
+        time.sleep(1.0)
+    return archive.exists()
+
+
 def main() -> int:
     """``python -m cdc_lakehouse.jvm_class_archive``: write the archive of the embedded
     metastore's Spark configuration (the default one) now if there is none; the test session
     runs it before its own JVM starts, so that it and the commands it runs start from one.
-    A session on a throwaway lake writes and reads a Parquet table, then exits. Exit 0, also
-    when archives are off or the archive exists (then at once)."""
+    A session on a throwaway lake writes and reads a table, then exits. When another process
+    is writing the archive (pytest's other worker), waits for it (up to
+    :data:`WRITER_WAIT_S`) instead of starting a JVM without one. Exit 0, also when archives
+    are off or the archive exists (then at once)."""
     import tempfile
 
     from cdc_lakehouse.settings import load_settings
@@ -203,6 +229,8 @@ def main() -> int:
     os.environ.pop("CDC_METASTORE_JDBC_URL", None)  # the embedded metastore's class path
     archive = archive_path(spark_conf(load_settings()))
     if archive is None or archive.exists():
+        return 0
+    if _wait_for_writer(archive):
         return 0
     spark = get_spark()
     spark.range(1000).selectExpr("id", "cast(id as string) as text").write.saveAsTable("archive")

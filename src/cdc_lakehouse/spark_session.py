@@ -76,6 +76,18 @@ heap in use after a collection stayed far lower) and the JVM's RSS reached 5,356
 run-to-run noise (bench/HISTORY.md, 2026-11-26)."""
 
 
+JIT_OPTIONS = "-XX:CompileThresholdScaling=5"
+"""JVM options of the driver and the executors: the JIT compiles a method once it has run five
+times as often as HotSpot's defaults ask. Each command of the project starts a JVM that runs a
+few hundred short queries, and a profile of a `dbt build` of the bundled sample (JDK Flight
+Recorder, 2026-12-06) showed the JIT's compiler threads using more CPU (107 s, about 59,000
+methods compiled) than the queries themselves: most of what it compiled ran too few times to
+pay back. With the scaled thresholds the sample's first build used 139-141 CPU-s instead of
+172 (wall 77 s instead of 91; a no-op build 115-127 CPU-s instead of 128-137, three
+alternated pairs), and the hot loops of a large build still reach the thresholds in their
+first seconds. ``-XX:TieredStopAtLevel=1`` (C1 only) used more CPU (208 against 181 s): its
+code is slower."""
+
 DEFAULT_SHUFFLE_PARTITIONS = 8
 """``spark.sql.shuffle.partitions`` unless ``CDC_SPARK_SHUFFLE_PARTITIONS`` says otherwise."""
 
@@ -187,7 +199,7 @@ def spark_conf(settings: Settings) -> dict[str, str]:
     derby_url = f"jdbc:derby:;databaseName={settings.metastore_dir};create=true"
     java_opts = (
         f"-Dderby.system.home={lake} -Djava.io.tmpdir={lake / 'tmp'} "
-        f"-Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}"
+        f"-Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()} {JIT_OPTIONS}"
     )
     conf = {
         "spark.master": spark_master(),
