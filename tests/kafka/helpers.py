@@ -69,7 +69,7 @@ def produce(bootstrap: str, specs: Sequence[Spec], ts0: int = 1_700_000_000_000)
             "bootstrap.servers": bootstrap,
             "linger.ms": 100,
             "message.max.bytes": 4 << 20,
-            "enable.idempotence": False,
+            "enable.idempotence": True,  # retries keep each partition's order: write_dump's offsets
         }
     )
     acked: list[Row] = []
