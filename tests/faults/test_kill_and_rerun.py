@@ -19,8 +19,8 @@ added yet (tests/faults/delta_log.py, which reads a table's committed state with
 
 One lake, in order (each step's output is kept for the tests below):
 
-1. ``python -m cdc_lakehouse.simulate``: four formats, two delivery batches and the oracle;
-   ingest batch 1. dbt builds three of them (var ``cdc_formats``); the fourth's records must
+1. ``python -m cdc_lakehouse.simulate``: three formats, two delivery batches and the oracle;
+   ingest batch 1. dbt builds two of them (var ``cdc_formats``); the third's records must
    land in silver.quarantine.
 2. ``dbt build`` without data tests, killed while it creates gold.int_row_versions (``CREATE TABLE
    AS SELECT``: data files under its new directory, no commit yet); the same command again.
@@ -78,7 +78,10 @@ pytestmark = pytest.mark.dbt
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-FORMATS = ("dts_canal_json", "qlik_json", "dataworks_json")
+# two formats the project decodes: Canal (several rows per message) and DataWorks (split
+# updates paired across batches by an intermediate model); the formats' own rules and their
+# incremental runs are tested on the session lake (tests/dbt_models), a kill is not about them
+FORMATS = ("dts_canal_json", "dataworks_json")
 # simulated too, but left out of the project by var cdc_formats: its records are quarantined
 LEFT_OUT = "lindorm_debezium"
 SIMULATION = ("--changes", "1000", "--seed", "19", "--duplicate-rate", "0.05")

@@ -8,7 +8,7 @@ demo, with real processes (PostgreSQL from Debian, the local broker, Spark JVMs)
   directory): two lakes, two servers on their own clusters outside the lakes, each answering;
   stop, status, a removed lake and remove; a cluster an earlier version made in the lake stays
   in use.
-- The live demo, short (``make demo-live`` with ``--duration 60``), its lake in a directory
+- The live demo, short (``make demo-live`` with ``--duration 30``), its lake in a directory
   closed to other users: continuous ingest, dbt builds and a reader of gold in separate
   processes on one shared metastore; gold equal to the oracle, every produced record in bronze
   once, no reader error.
@@ -227,7 +227,7 @@ def test_a_cluster_made_in_the_lake_before_stays_in_use():
 
 @pytest.fixture(scope="module")
 def live_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """The 2-minute live demo: 60 s of stream at 200 changes/s, a ``dbt build --threads 4``
+    """The short live demo: 30 s of stream at 200 changes/s, a ``dbt build --threads 4``
     every 30 s, a reader and one ``dbt show`` beside ingest and a build; its lake in a
     directory only its owner can enter, as in a clone in a home directory. Yields the lake,
     the demo's exit code and output; the lake's metastore is removed at the module's end (the
@@ -235,7 +235,7 @@ def live_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, An
     lake = closed_dir(tmp_path_factory.mktemp("live")) / "lake"
     try:
         result = run(
-            [PYTHON, "-m", "cdc_lakehouse.live", "--lake", str(lake), "--duration", "60",
+            [PYTHON, "-m", "cdc_lakehouse.live", "--lake", str(lake), "--duration", "30",
              "--rate", "200", "--build-interval", "30", "--read-interval", "6"],
             dict(os.environ),
             timeout_s=1500,
