@@ -20,11 +20,11 @@ from tests.dbt_models.helpers import Readers, gold_rows, node_windows
 from tests.dbt_models.simulation import (
     INCREMENTAL_TABLES,
     Simulation,
-    comparable,
-    current_decodings,
     gold_tables,
+    latest_version,
     simulate_all,
     table_differences,
+    table_state,
     write_records,
 )
 
@@ -202,22 +202,17 @@ def simulated_increments(
     # what the last build said of each model (a model with nothing new: "nothing new")
     last_build_messages = {r.node.name: r.message for r in result.result.results}
     incremental = {name: gold_tables(spark, s) for name, s in simulations.items()}
-    incremental_states = row_versions_state(spark)
     late_keyed = gold_rows(spark, "source_schema = 'EDGE' and source_table = 'LATE_KEYED'")
     late_metadata = qlik_late_state(spark)
     real_stream = qlik_real_stream_state(spark)
-    # materialized in Spark's block manager: they outlive the full refresh's overwrite
-    incremental_tables = {
-        table: comparable(current_decodings(table, spark.table(table))).localCheckpoint()
-        for table in INCREMENTAL_TABLES
-    }
+    # the incremental tables' last commits: the full refresh replaces them (Delta keeps
+    # their history), and they are read back with VERSION AS OF
+    versions = {table: latest_version(spark, table) for table in INCREMENTAL_TABLES}
     run_dbt("run", "--full-refresh")
     full_refresh = {name: gold_tables(spark, s) for name, s in simulations.items()}
     return {
         "incremental": incremental,
         "full_refresh": full_refresh,
-        "incremental_states": incremental_states,
-        "full_refresh_states": row_versions_state(spark),
         "late_keyed": late_keyed,
         "late_metadata": late_metadata,
         "late_metadata_full_refresh": qlik_late_state(spark),
@@ -226,10 +221,8 @@ def simulated_increments(
         "readers_during_run": readers_during_run,
         "last_build_messages": last_build_messages,
         "table_differences": {
-            table: table_differences(
-                frame, comparable(current_decodings(table, spark.table(table)))
-            )
-            for table, frame in incremental_tables.items()
+            table: table_differences(table_state(spark, table, version), table_state(spark, table))
+            for table, version in versions.items()
         },
     }
 
@@ -295,14 +288,3 @@ def qlik_real_stream_state(spark) -> dict[str, Any]:
             ).collect()
         },
     }
-
-
-def row_versions_state(spark) -> list[tuple]:
-    """Every row of gold.int_row_versions (the incremental state of gold) as sorted plain
-    tuples (for exact comparison)."""
-    rows = spark.sql(
-        "select source_format, source_database, source_schema, source_table, row_key, "
-        "to_json(row_events) as row_events, to_json(versions) as versions, "
-        "last_resolved_batch_id, row_bucket from gold.int_row_versions"
-    ).collect()
-    return sorted(tuple(row) for row in rows)

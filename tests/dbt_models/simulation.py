@@ -158,8 +158,9 @@ def staging_tables_resolving_later() -> dict[str, bool]:
 
 # the incremental staging, intermediate, silver and gold models (the decoding Python models
 # too), whose rows must not depend on how the batches were split into runs
-# (gold.int_row_versions: row_versions_state())
 INCREMENTAL_TABLES = (
+    # gold's incremental state: tombstones, merge entries and last changes of every row
+    "gold.int_row_versions",
     # merged row by row (MERGE): what each run changed in them, and nothing else
     "gold.current_rows",
     "gold.row_history",
@@ -190,7 +191,7 @@ def current_decodings(table: str, frame: Any) -> Any:
 
 
 def comparable(frame: Any) -> Any:
-    """``frame`` with every map column as its sorted entries (set operations reject maps)."""
+    """``frame`` with every map column as its sorted entries (grouping rejects maps)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import MapType
 
@@ -204,10 +205,46 @@ def comparable(frame: Any) -> Any:
     )
 
 
+def latest_version(spark: Any, table: str) -> int:
+    """The newest Delta version (commit) of ``table``."""
+    return int(spark.sql(f"describe history {table} limit 1").collect()[0]["version"])
+
+
+def table_state(spark: Any, table: str, version: int | None = None) -> Any:
+    """``table`` (at Delta ``version``, or as it is now) in the form its incremental and full
+    refresh rows compare in: :func:`current_decodings`, then :func:`comparable`;
+    gold.int_row_versions with its nested row_events and versions as JSON."""
+    at = f" version as of {version}" if version is not None else ""
+    if table == "gold.int_row_versions":
+        frame = spark.sql(
+            "select source_format, source_database, source_schema, source_table, row_key, "
+            "to_json(row_events) as row_events, to_json(versions) as versions, "
+            f"last_resolved_batch_id, row_bucket from {table}{at}"
+        )
+    else:
+        frame = spark.sql(f"select * from {table}{at}")
+    return comparable(current_decodings(table, frame))
+
+
 def table_differences(incremental: Any, full_refresh: Any) -> dict[str, int]:
-    """Rows only in the incremental build / only in the full refresh (duplicates counted)."""
+    """Rows only in the incremental build / only in the full refresh (duplicates counted, as
+    ``exceptAll`` counts them), and the full refresh's rows: one aggregation over both."""
+    from pyspark.sql import functions as F
+
+    columns = full_refresh.columns
+    sides = incremental.select(*columns, F.lit(1).alias("_side")).unionByName(
+        full_refresh.select(*columns, F.lit(-1).alias("_side"))
+    )
+    per_row = sides.groupBy(*columns).agg(
+        F.sum("_side").alias("_excess"), F.count_if(F.col("_side") < 0).alias("_full")
+    )
+    totals = per_row.agg(
+        F.sum("_full").alias("rows"),
+        F.sum(F.when(F.col("_excess") > 0, F.col("_excess")).otherwise(0)).alias("inc"),
+        F.sum(F.when(F.col("_excess") < 0, -F.col("_excess")).otherwise(0)).alias("full"),
+    ).first()
     return {
-        "rows": full_refresh.count(),
-        "only_incremental": incremental.exceptAll(full_refresh).count(),
-        "only_full_refresh": full_refresh.exceptAll(incremental).count(),
+        "rows": int(totals["rows"] or 0),
+        "only_incremental": int(totals["inc"] or 0),
+        "only_full_refresh": int(totals["full"] or 0),
     }
