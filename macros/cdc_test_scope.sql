@@ -69,9 +69,10 @@
 {% endmacro %}
 
 {#
-    the newest batch a recorded build covered, as a scalar subquery (Spark reads the small
-    table once per test, no dbt round trip), or none: nothing recorded, --full-refresh or
-    var cdc_full_tests (test everything)
+    the newest batch a recorded build covered, as a literal (read once per invocation:
+    adapter.invocation_scalar; each test's filter on it then lets Delta skip the files of older
+    batches by their statistics, where a scalar subquery ran again in every test and skipped
+    nothing), or none: nothing recorded, --full-refresh or var cdc_full_tests (test everything)
 #}
 {% macro tested_through_batch() %}
     {% if not execute or flags.FULL_REFRESH or var('cdc_full_tests', false) %}
@@ -83,9 +84,10 @@
     {% if relation is none %}
         {{ return(none) }}
     {% endif %}
-    {{ return(
-        '(select coalesce(max(tested_through_batch_id), -1) from ' ~ relation ~ ')'
-    ) }}
+    {% set through = adapter.invocation_scalar(
+        invocation_id, 'select coalesce(max(tested_through_batch_id), -1) from ' ~ relation
+    ) %}
+    {{ return(through | int | string) }}
 {% endmacro %}
 
 {#

@@ -22,10 +22,10 @@ SHARED_FOLDERS = (
 """Folders whose modules share a session or package fixture: one unit of work each."""
 
 LONGEST_FIRST = (
-    "tests/dbt_models/",  # about 30 min: the session lake, its increments and their tests
-    "tests/faults/test_kill_and_rerun.py",  # 7-17 min: eleven processes on a lake of its own
-    "tests/cluster/",  # 8.5 min: make demo's commands on a standalone cluster
-    "tests/live/test_shared_metastore.py",  # 8-13 min: the live demo, then slim CI on its metastore
+    "tests/dbt_models/",  # about 21 min: the session lake, its increments and their tests
+    "tests/faults/test_kill_and_rerun.py",  # 11-12 min: eleven processes on a lake of its own
+    "tests/live/test_shared_metastore.py",  # 7 min: the live demo, then slim CI on its metastore
+    "tests/cluster/",  # 4-5 min: make demo's commands on a standalone cluster
     "tests/kafka/",
     "tests/ingest/test_ingest_job.py",
 )

@@ -1,15 +1,18 @@
 """Data tests of an incremental build read only the batches since the last successful build
-(macros/cdc_test_scope.sql): what is recorded, and the SQL a test then runs."""
+(macros/cdc_test_scope.sql): what is recorded, and the SQL a test then runs (the recorded
+batch as a literal, read once per dbt invocation)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-SCOPE = (
-    "coalesce(resolved_batch_id, ingest_batch_id) > (select coalesce(max(tested_through_batch_id)"
-    ", -1) from silver.cdc_tested_batches)"
-)
+
+def recorded_batch(spark) -> int:
+    """The newest bronze batch a recorded build tested (silver.cdc_tested_batches)."""
+    return spark.sql(
+        "select max(tested_through_batch_id) as batch from silver.cdc_tested_batches"
+    ).collect()[0]["batch"]
 
 
 def _compiled(run_dbt, test_name: str, *args: str) -> str:
@@ -29,10 +32,12 @@ def test_a_successful_build_records_the_newest_bronze_batch(spark, built_lake) -
 
 
 def test_a_test_of_a_batch_partitioned_model_reads_the_new_batches_only(
-    run_dbt, built_lake
+    spark, run_dbt, built_lake
 ) -> None:
     scoped = _compiled(run_dbt, "column_checks_change_events")
-    assert f"from (select * from silver.change_events where {SCOPE}) dbt_subquery" in scoped
+    scope = f"coalesce(resolved_batch_id, ingest_batch_id) > {recorded_batch(spark)}"
+    assert f"from (select * from silver.change_events where {scope}) dbt_subquery" in scoped
+    assert "cdc_tested_batches" not in scoped
     everything = _compiled(
         run_dbt, "column_checks_change_events", "--vars", "{cdc_full_tests: true}"
     )
@@ -41,7 +46,7 @@ def test_a_test_of_a_batch_partitioned_model_reads_the_new_batches_only(
 
 
 def test_the_gold_views_tests_read_the_row_identities_the_build_rewrote(
-    run_dbt, built_lake
+    spark, run_dbt, built_lake
 ) -> None:
     # their rules hold per row identity; last_resolved_batch_id is the identity's newest batch
     for test_name, view in (
@@ -49,9 +54,7 @@ def test_the_gold_views_tests_read_the_row_identities_the_build_rewrote(
         ("column_checks_current_rows", "gold.current_rows"),
     ):
         scoped = _compiled(run_dbt, test_name)
-        scope = SCOPE.replace(
-            "coalesce(resolved_batch_id, ingest_batch_id)", "last_resolved_batch_id"
-        )
+        scope = f"last_resolved_batch_id > {recorded_batch(spark)}"
         assert f"from (select * from {view} where {scope}) dbt_subquery" in scoped
 
 
@@ -75,9 +78,9 @@ def test_a_model_without_a_batch_column_is_tested_whole(run_dbt, built_lake) -> 
 
 
 def test_the_accounting_check_reads_the_new_records_and_those_resolved_since(
-    run_dbt, built_lake
+    spark, run_dbt, built_lake
 ) -> None:
-    through = "(select coalesce(max(tested_through_batch_id), -1) from silver.cdc_tested_batches)"
+    through = recorded_batch(spark)
     scoped = _compiled(run_dbt, "assert_every_bronze_record_accounted_for")
     assert f"where ingest_batch_id > {through}" in scoped
     assert f"where resolved_batch_id > {through}" in scoped

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from dbt.adapters.base import PythonJobHelper, available
@@ -12,6 +13,11 @@ from dbt.adapters.sparksession.connections import SparkSessionConnectionManager
 from dbt.adapters.sparksession.python_submissions import SessionPythonJobHelper
 
 logger = AdapterLogger("sparksession")
+
+_INVOCATION_VALUES: dict[tuple[str, str], Any] = {}
+"""(dbt invocation id, query) -> the value :meth:`SparkSessionAdapter.invocation_scalar` read:
+only the current invocation's (a process may run several, e.g. dbtRunner in the tests)."""
+_INVOCATION_VALUES_LOCK = threading.Lock()
 
 
 class SparkSessionAdapter(SparkAdapter):
@@ -45,3 +51,27 @@ class SparkSessionAdapter(SparkAdapter):
         for path in removed:
             logger.warning(f"removed {path}: left by a table creation that was interrupted")
         return removed
+
+    @available
+    def invocation_scalar(self, invocation_id: str, sql: str) -> Any:
+        """The first column of the first row of ``sql`` (None when it returns no row), run at
+        most once per dbt invocation ``invocation_id``: every node of the invocation gets the
+        value the first one read. For values fixed for an invocation that many nodes put into
+        their SQL as a literal (macros/cdc_test_scope.sql: the newest bronze batch the last
+        recorded build tested), so that Spark prunes files with it, where a scalar subquery
+        would be run again by every query and prune nothing.
+
+        Raises:
+            dbt's database error when the query fails (as ``run_query`` does).
+        """
+        key = (invocation_id, sql)
+        with _INVOCATION_VALUES_LOCK:
+            if key in _INVOCATION_VALUES:
+                return _INVOCATION_VALUES[key]
+        _response, table = self.execute(sql, fetch=True)
+        value = table.rows[0][0] if len(table.rows) else None
+        with _INVOCATION_VALUES_LOCK:
+            for stale in [k for k in _INVOCATION_VALUES if k[0] != invocation_id]:
+                del _INVOCATION_VALUES[stale]
+            _INVOCATION_VALUES[key] = value
+        return value
