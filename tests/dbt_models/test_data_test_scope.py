@@ -23,9 +23,7 @@ def _compiled(run_dbt, test_name: str, *args: str) -> str:
 
 
 def test_a_successful_build_records_the_newest_bronze_batch(spark, built_lake) -> None:
-    recorded = spark.sql(
-        "select max(tested_through_batch_id) as batch from silver.cdc_tested_batches"
-    ).collect()[0]["batch"]
+    recorded = recorded_batch(spark)
     newest = spark.sql("select max(ingest_batch_id) as batch from bronze.kafka_records").collect()
     assert recorded == newest[0]["batch"]
     assert recorded is not None and recorded > 0
