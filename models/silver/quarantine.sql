@@ -14,8 +14,10 @@
     all those batches (incremental_strategy replace_where), so a batch whose records all left
     quarantine becomes empty, and a reader sees the table before or after the run. A run with
     no such batch (no bronze record after the newest verdict, no verdict changed) writes
-    nothing: "nothing new". The newest verdict lags behind bronze while new batches bring no
-    quarantined record: those batches are read again on each run until one does.
+    nothing: "nothing new". A run reads the batches after the newest verdict held or, when
+    later, after the bronze batch the last recorded whole-project build went through (macro
+    read_through): the newest verdict lags behind bronze while new batches bring no
+    quarantined record, and those batches are not read again.
 #}
 
 {{ config(
@@ -27,7 +29,7 @@
 
 {% set nothing_new = false %}
 {% if is_incremental() %}
-{% set held_batch = held_max('resolved_batch_id') %}
+{% set held_batch = read_through('resolved_batch_id') %}
 {% set late_batches = late_resolved_batches(held_batch) %}
 {# no bronze record after the newest verdict held, no verdict changed since: nothing to do #}
 {% set nothing_new = not late_batches and nothing_new_in([

@@ -105,3 +105,19 @@ def _epoch(moment: datetime) -> float:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
+
+
+PIN = "silver.cdc_bronze_pin"
+"""The bronze pin of the target prod (macros/cdc_bronze_pin.sql)."""
+
+
+def pin_state(spark: Any) -> tuple[str, list[int]]:
+    """(table type of the pin, its pinned batches)."""
+    kind = spark.catalog.getTable(PIN).tableType
+    batches = [row[0] for row in spark.sql(f"select bronze_batch_id from {PIN}").collect()]
+    return kind, batches
+
+
+def newest_bronze_batch(spark: Any) -> int:
+    """The newest ingest batch of bronze.kafka_records."""
+    return spark.sql("select max(ingest_batch_id) from bronze.kafka_records").first()[0]

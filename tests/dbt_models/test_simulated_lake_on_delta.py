@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from cdc_lakehouse import maintenance
+from tests.dbt_models.helpers import newest_bronze_batch, pin_state
 
 pytestmark = pytest.mark.dbt
 
@@ -152,3 +153,10 @@ def test_an_incremental_run_with_nothing_new_commits_nothing(
     }
     assert messages == dict.fromkeys(NO_OP_TABLES, "nothing new"), messages
     assert {table: _history(spark, table)[-1] for table in NO_OP_TABLES.values()} == before
+
+
+def test_the_pin_of_a_lake_pinned_in_a_table_is_a_view_after_the_next_build(
+    spark: Any, simulated_increments: Any
+) -> None:
+    # test_bronze_pin.py left the pin a Delta table, as builds before the view did
+    assert pin_state(spark) == ("VIEW", [newest_bronze_batch(spark)])
