@@ -40,12 +40,9 @@
         {# a lake pinned before the pin became a view: its Delta table gives way #}
         {% do run_query('drop table ' ~ bronze_pin_table()) %}
     {% endif %}
-    {% set batch = 'null' %}
-    {% if load_relation(bronze) is not none %}
-        {% set found = run_query('select max(ingest_batch_id) from ' ~ bronze) %}
-        {% set newest = found.columns[0].values()[0] %}
-        {% set batch = (newest | int | string) if newest is not none else '-1' %}
-    {% endif %}
+    {# no bronze table yet: no batch pinned (NULL), an empty one: -1 #}
+    {% set batch = held_max('ingest_batch_id', bronze) if load_relation(bronze) is not none
+        else 'null' %}
     {% do run_query(
         'create or replace view ' ~ bronze_pin_table() ~ ' as select cast(' ~ batch
         ~ " as bigint) as bronze_batch_id, timestamp'"

@@ -29,8 +29,8 @@
     read_through(column): the newest ingest batch a model has read, for a model whose own rows
     can lag behind it (silver.quarantine: a batch with no undecodable record leaves no row):
     the larger of held_max(column) and the bronze batch the last recorded whole-project build
-    pinned (tested_through_batch, macros/cdc_test_scope.sql; that build ran every model on
-    every record up to that batch and succeeded). Without the second, each run read again every
+    pinned (recorded_batch, macros/cdc_test_scope.sql; that build ran every model on every
+    record up to that batch and succeeded). Without the second, each run read again every
     batch since the model's newest row: with no quarantined record in a 200,000-change history,
     silver.quarantine read all of bronze and every staging table on every incremental build.
     -1 when neither is known (a table rebuilt by hand to an older version than the recorded
@@ -38,11 +38,8 @@
 #}
 {% macro read_through(column) %}
     {% set held = held_max(column) %}
-    {% set through = tested_through_batch() %}
-    {% if through is none %}
-        {{ return(held) }}
-    {% endif %}
-    {{ return([held, through | int] | max) }}
+    {% set recorded = recorded_batch() %}
+    {{ return(held if recorded is none else [held, recorded] | max) }}
 {% endmacro %}
 
 {#

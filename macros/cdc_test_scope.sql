@@ -69,13 +69,13 @@
 {% endmacro %}
 
 {#
-    the newest batch a recorded build covered, as a literal (read once per invocation:
-    adapter.invocation_scalar; each test's filter on it then lets Delta skip the files of older
-    batches by their statistics, where a scalar subquery ran again in every test and skipped
-    nothing), or none: nothing recorded, --full-refresh or var cdc_full_tests (test everything)
+    recorded_batch(): the newest bronze batch a recorded whole-project build covered (every
+    model ran on every record up to it, every test passed), as an int read once per invocation
+    (adapter.invocation_scalar), -1 when the table holds no row; none before the first record
+    (no silver.cdc_tested_batches) and while parsing. Also a watermark: macro read_through.
 #}
-{% macro tested_through_batch() %}
-    {% if not execute or flags.FULL_REFRESH or var('cdc_full_tests', false) %}
+{% macro recorded_batch() %}
+    {% if not execute %}
         {{ return(none) }}
     {% endif %}
     {% set relation = adapter.get_relation(
@@ -84,10 +84,23 @@
     {% if relation is none %}
         {{ return(none) }}
     {% endif %}
-    {% set through = adapter.invocation_scalar(
+    {{ return(adapter.invocation_scalar(
         invocation_id, 'select coalesce(max(tested_through_batch_id), -1) from ' ~ relation
-    ) %}
-    {{ return(through | int | string) }}
+    ) | int) }}
+{% endmacro %}
+
+{#
+    the batch the data tests are scoped by, as a literal (recorded_batch: each test's filter on
+    it lets Delta skip the files of older batches by their statistics, where a scalar subquery
+    ran again in every test and skipped nothing), or none: nothing recorded, --full-refresh or
+    var cdc_full_tests (test everything)
+#}
+{% macro tested_through_batch() %}
+    {% if not execute or flags.FULL_REFRESH or var('cdc_full_tests', false) %}
+        {{ return(none) }}
+    {% endif %}
+    {% set through = recorded_batch() %}
+    {{ return(none if through is none else through | string) }}
 {% endmacro %}
 
 {#
