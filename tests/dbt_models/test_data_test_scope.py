@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.dbt_models.helpers import newest_bronze_batch
+
 
 def recorded_batch(spark) -> int:
     """The newest bronze batch a recorded build tested (silver.cdc_tested_batches)."""
@@ -24,8 +26,7 @@ def _compiled(run_dbt, test_name: str, *args: str) -> str:
 
 def test_a_successful_build_records_the_newest_bronze_batch(spark, built_lake) -> None:
     recorded = recorded_batch(spark)
-    newest = spark.sql("select max(ingest_batch_id) as batch from bronze.kafka_records").collect()
-    assert recorded == newest[0]["batch"]
+    assert recorded == newest_bronze_batch(spark)
     assert recorded is not None and recorded > 0
 
 
