@@ -29,7 +29,9 @@
     that query all the same (check_contract_before_write); a Python
     model by a session configuration key its run sets (python_found_nothing_new below;
     cdc_lakehouse.incremental.report_nothing_new), so its code runs first, before the
-    pre-hooks: it only defines the temporary view, which the insert evaluates.
+    pre-hooks: it only defines the temporary view, which the insert evaluates. A model that is
+    up to date (macro up_to_date, macros/cdc_test_scope.sql: no bronze record since a recorded
+    build of the same models) writes nothing either, and a Python model's code is not even run.
 #}
 {% materialization incremental, adapter='spark', supported_languages=['sql', 'python'] -%}
   {#-- Validate early so we don't run SQL if the file_format + strategy combo is invalid --#}
@@ -70,10 +72,11 @@
   {%- set merging = (
     existing_relation is not none and not existing_relation.is_view and not should_full_refresh()
   ) -%}
-  {%- set nothing_to_write = (
-    merging and language == 'sql' and nothing_new_marker() in compiled_code
+  {%- set nothing_to_write = merging and (
+    up_to_date() or (language == 'sql' and nothing_new_marker() in compiled_code)
   ) -%}
-  {%- if merging and language == 'python' -%}
+  {%- set python_view = merging and language == 'python' and not nothing_to_write -%}
+  {%- if python_view -%}
     {#-- the model's DataFrame first (nothing is written yet): the model tells whether it
          found anything new --#}
     {%- call statement('create_tmp_relation', language=language) -%}
@@ -129,7 +132,7 @@
   {%- endif -%}
 
   {#-- a Python model's temporary view, written from or not --#}
-  {%- if merging and language == 'python' -%}
+  {%- if python_view -%}
     {% call statement('drop_relation') -%}
       drop view if exists {{ tmp_relation }}
     {%- endcall %}

@@ -60,3 +60,43 @@ def test_fetched_maps_come_out_sorted_by_key_so_equal_maps_render_alike():
     assert rendered([one_order]) == [['{"a": null, "id": "1"}', '[["k1", {"b": "y", "v": "x"}]]']]
     # arrays keep their order: it means something
     assert rendered([({}, [("k2", {}), ("k1", {})])]) != rendered([({}, [("k1", {}), ("k2", {})])])
+
+
+def _project(root):
+    (root / "models").mkdir(parents=True)
+    (root / "macros").mkdir()
+    (root / "dbt_project.yml").write_text("name: p\n")
+    (root / "models" / "m.sql").write_text("select 1\n")
+    (root / "macros" / "x.sql").write_text("{% macro x() %}1{% endmacro %}\n")
+    package = root / "pkg"
+    package.mkdir()
+    (package / "decode.py").write_text("A = 1\n")
+    return package
+
+
+def test_the_project_state_changes_with_a_file_the_vars_or_the_schema(tmp_path):
+    """A build is up to date only with the recorded build's project state
+    (macros/cdc_test_scope.sql): any changed model, macro or package file, --vars or target
+    schema gives another digest; compiled Python caches do not."""
+    from dbt.adapters.sparksession.project_state import digest
+
+    package = _project(tmp_path)
+
+    def state(vars_=None, schema="silver"):
+        return digest(tmp_path, ["models", "macros", "seeds"], package, vars_ or {}, schema)
+
+    first = state()
+    assert state() == first
+    (package / "__pycache__").mkdir()
+    (package / "__pycache__" / "decode.cpython-311.pyc").write_bytes(b"\0")
+    assert state() == first
+    assert state({"cdc_formats": ["dts_canal_json"]}) != first
+    assert state(schema="dev_ana_silver") != first
+    for changed in (tmp_path / "macros" / "x.sql", package / "decode.py"):
+        before = changed.read_text()
+        changed.write_text(before + "-- edited\n")
+        assert state() != first, changed
+        changed.write_text(before)
+    assert state() == first
+    (tmp_path / "models" / "new.sql").write_text("select 2\n")
+    assert state() != first

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 from dbt.adapters.base import PythonJobHelper, available
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter
 
+import cdc_lakehouse
+from dbt.adapters.sparksession import project_state
 from dbt.adapters.sparksession.connections import SparkSessionConnectionManager
 from dbt.adapters.sparksession.python_submissions import SessionPythonJobHelper
 
@@ -73,5 +76,35 @@ class SparkSessionAdapter(SparkAdapter):
         with _INVOCATION_VALUES_LOCK:
             for stale in [k for k in _INVOCATION_VALUES if k[0] != invocation_id]:
                 del _INVOCATION_VALUES[stale]
+            _INVOCATION_VALUES[key] = value
+        return value
+
+    @available
+    def project_state(self, invocation_id: str) -> str:
+        """The md5 of what this invocation's tables are a function of besides bronze
+        (:func:`dbt.adapters.sparksession.project_state.digest`: the project's model, macro,
+        seed, test and snapshot files and ``dbt_project.yml``, the ``cdc_lakehouse`` package's
+        source, ``--vars``, the target's schema), computed once per dbt invocation
+        ``invocation_id`` (macros/cdc_test_scope.sql, built_state)."""
+        key = (invocation_id, "project_state")
+        with _INVOCATION_VALUES_LOCK:
+            if key in _INVOCATION_VALUES:
+                return str(_INVOCATION_VALUES[key])
+        config: Any = self.config
+        folders = [
+            *config.model_paths,
+            *config.macro_paths,
+            *config.seed_paths,
+            *config.test_paths,
+            *config.snapshot_paths,
+        ]
+        value = project_state.digest(
+            Path(config.project_root),
+            folders,
+            Path(cdc_lakehouse.__file__).parent,
+            config.cli_vars,
+            str(config.credentials.schema),
+        )
+        with _INVOCATION_VALUES_LOCK:
             _INVOCATION_VALUES[key] = value
         return value
