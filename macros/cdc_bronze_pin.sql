@@ -36,7 +36,7 @@
     {% set held = adapter.get_relation(
         database=none, schema=cdc_schema('silver'), identifier='cdc_bronze_pin'
     ) %}
-    {% do add_built_state_column() %}
+    {% do tested_batches_as_view() %}
     {% if held is not none and held.type != 'view' %}
         {# a lake pinned before the pin became a view: its Delta table gives way #}
         {% do run_query('drop table ' ~ bronze_pin_table()) %}

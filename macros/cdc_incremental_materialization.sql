@@ -94,7 +94,10 @@
   {%- if nothing_to_write -%}
     {#-- cdc_lakehouse: the contract is checked all the same (a model with an enforced
          contract keeps its whole query beside the marker: macro nothing_new_marker) --#}
-    {{ check_contract_before_write() }}
+    {#-- (not when up to date: the recorded build checked this same model file) --#}
+    {%- if not up_to_date() -%}
+      {{ check_contract_before_write() }}
+    {%- endif -%}
     {%- call noop_statement('main', 'nothing new') -%}
       {{ compiled_code }}
     {%- endcall -%}

@@ -5,9 +5,10 @@
     - After a `dbt build` of the whole project (no --select / --exclude / --selector /
       --resource-type / --exclude-resource-type but `--exclude-resource-type unit_test`:
       unit tests read fixed rows, not the lake) in which every node succeeded,
-      record_tested_batches (on-run-end) appends to silver.cdc_tested_batches the bronze
-      ingest batch the build pinned when it started (macros/cdc_bronze_pin.sql): every record
-      up to it went through every model and passed every test.
+      record_tested_batches (on-run-end) replaces the view silver.cdc_tested_batches (one row
+      of literals, like the bronze pin: reading it starts no Spark job) with the bronze ingest
+      batch the build pinned when it started (macros/cdc_bronze_pin.sql): every record up to
+      it went through every model and passed every test.
     - A generic data test of a later run then reads only the rows of its model resolved after
       that batch (get_where_subquery below): coalesce(resolved_batch_id, ingest_batch_id),
       resolved_batch_id, last_resolved_batch_id or ingest_batch_id, the first the model
@@ -18,8 +19,8 @@
       next build tests its batches again.
     - Singular tests (tests/dbt/*.sql) are not scoped: the accounting check,
       assert_every_bronze_record_accounted_for, covers every bronze record on every run.
-    - Each record also keeps the build's built_state (the project's files and vars). A build
-      with no new bronze record since a recorded build of the same built_state
+    - The record also keeps the build's built_state (the project's files and vars). A build
+      with no new bronze record since the recorded build, of the same built_state
       (build_up_to_date) has nothing to test: every data test passes as it passed then,
       without a query on its model (spark__get_test_sql below), and the models write nothing.
 #}
@@ -28,7 +29,7 @@
     {{ cdc_schema('silver') }}.cdc_tested_batches
 {%- endmacro %}
 
-{# on-run-end: record the newest bronze batch a successful whole-project build covered #}
+{# on-run-end: record the bronze batch a successful whole-project build covered, and its state #}
 {% macro record_tested_batches(results) %}
     {% if not execute or flags.WHICH != 'build' %}
         {{ return('') }}
@@ -44,17 +45,16 @@
             {{ return('') }}
         {% endif %}
     {% endfor %}
+    {% set pinned = run_query('select bronze_batch_id from ' ~ bronze_pin_table()
+        ~ " where invocation_id = '" ~ invocation_id ~ "'").columns[0].values() %}
+    {% if pinned | length == 0 or pinned[0] is none or pinned[0] < 0 %}
+        {{ return('') }}
+    {% endif %}
     {% do run_query(
-        'create table if not exists ' ~ tested_batches_table()
-        ~ ' (tested_through_batch_id bigint, build_started_at timestamp, invocation_id string,'
-        ~ ' built_state string) using delta'
-    ) %}
-    {% do run_query(
-        'insert into ' ~ tested_batches_table()
-        ~ ' (tested_through_batch_id, build_started_at, invocation_id, built_state)'
-        ~ " select bronze_batch_id, timestamp'" ~ run_started_at.strftime('%Y-%m-%d %H:%M:%S.%f')
-        ~ "', '" ~ invocation_id ~ "', '" ~ built_state() ~ "' from " ~ bronze_pin_table()
-        ~ " where invocation_id = '" ~ invocation_id ~ "' and bronze_batch_id >= 0"
+        'create or replace view ' ~ tested_batches_table() ~ ' as select cast('
+        ~ pinned[0] | int ~ " as bigint) as tested_through_batch_id, timestamp'"
+        ~ run_started_at.strftime('%Y-%m-%d %H:%M:%S.%f') ~ "' as build_started_at, '"
+        ~ invocation_id ~ "' as invocation_id, '" ~ built_state() ~ "' as built_state"
     ) %}
     {{ return('') }}
 {% endmacro %}
@@ -70,27 +70,36 @@
 {% endmacro %}
 
 {#
-    add_built_state_column(): on-run-start (macros/cdc_bronze_pin.sql): silver.cdc_tested_batches
-    of a lake recorded before built_state gets the column (NULL in its rows: nothing is up to
-    date until the next recorded build).
+    tested_batches_as_view(): on-run-start (macros/cdc_bronze_pin.sql): a lake that recorded
+    its builds in a Delta table (before 2026-12-06) keeps its newest record as the view, with
+    no built_state (nothing is up to date until the next recorded build); the table goes.
 #}
-{% macro add_built_state_column() %}
-    {% set relation = adapter.get_relation(
+{% macro tested_batches_as_view() %}
+    {% set held = adapter.get_relation(
         database=none, schema=cdc_schema('silver'), identifier='cdc_tested_batches'
     ) %}
-    {% if relation is none %}
+    {% if held is none or held.type == 'view' %}
         {{ return('') }}
     {% endif %}
-    {% set columns = adapter.get_columns_in_relation(relation) | map(attribute='name') | list %}
-    {% if 'built_state' not in columns %}
-        {% do run_query('alter table ' ~ relation ~ ' add columns (built_state string)') %}
+    {% set newest = run_query(
+        'select tested_through_batch_id, build_started_at, invocation_id from ' ~ held
+        ~ ' order by tested_through_batch_id desc, build_started_at desc limit 1'
+    ).rows %}
+    {% do run_query('drop table ' ~ held) %}
+    {% if newest | length > 0 %}
+        {% do run_query(
+            'create or replace view ' ~ tested_batches_table() ~ ' as select cast('
+            ~ newest[0][0] | int ~ " as bigint) as tested_through_batch_id, timestamp'"
+            ~ newest[0][1] ~ "' as build_started_at, '" ~ newest[0][2]
+            ~ "' as invocation_id, cast(null as string) as built_state"
+        ) %}
     {% endif %}
     {{ return('') }}
 {% endmacro %}
 
 {#
-    build_up_to_date(): true in a `dbt run` or `dbt build` (no --full-refresh) when a recorded
-    build with this invocation's built_state covered the bronze batch this invocation pinned:
+    build_up_to_date(): true in a `dbt run` or `dbt build` (no --full-refresh) when the recorded
+    build had this invocation's built_state and covered the bronze batch this invocation pinned:
     no record has come since, and every model, seed and test is as that build ran it, and it
     succeeded. Every table would come out as it is, every test would pass as it passed. Then
     - an incremental model on its existing table is up to date (macro up_to_date): it asks
@@ -98,7 +107,8 @@
     - a table model's existing table is not rebuilt ("unchanged",
       macros/cdc_table_materialization.sql);
     - a data test has no row to check (get_where_subquery below, and the accounting check).
-    One query per invocation (adapter.invocation_scalar) of the small bookkeeping tables.
+    One query per invocation (adapter.invocation_scalar) of the two bookkeeping views: no Spark
+    job, no file read.
     What it cannot see, as an incremental run cannot either: a table changed by hand under the
     project (then run with --full-refresh, or --vars '{cdc_full_tests: true}' to test all).
 #}
@@ -149,10 +159,10 @@
 {% endmacro %}
 
 {#
-    recorded_batch(): the newest bronze batch a recorded whole-project build covered (every
+    recorded_batch(): the bronze batch the last recorded whole-project build covered (every
     model ran on every record up to it, every test passed), as an int read once per invocation
-    (adapter.invocation_scalar), -1 when the table holds no row; none before the first record
-    (no silver.cdc_tested_batches) and while parsing. Also a watermark: macro read_through.
+    (adapter.invocation_scalar); none before the first record (no silver.cdc_tested_batches)
+    and while parsing. Also a watermark: macro read_through.
 #}
 {% macro recorded_batch() %}
     {% if not execute %}

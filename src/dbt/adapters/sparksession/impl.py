@@ -21,6 +21,8 @@ _INVOCATION_VALUES: dict[tuple[str, str], Any] = {}
 """(dbt invocation id, query) -> the value :meth:`SparkSessionAdapter.invocation_scalar` read:
 only the current invocation's (a process may run several, e.g. dbtRunner in the tests)."""
 _INVOCATION_VALUES_LOCK = threading.Lock()
+_KEY_LOCKS: dict[tuple[str, str], threading.Lock] = {}
+"""One lock per (invocation id, query): threads asking the same value wait for one query."""
 
 
 class SparkSessionAdapter(SparkAdapter):
@@ -69,15 +71,21 @@ class SparkSessionAdapter(SparkAdapter):
         """
         key = (invocation_id, sql)
         with _INVOCATION_VALUES_LOCK:
-            if key in _INVOCATION_VALUES:
-                return _INVOCATION_VALUES[key]
-        _response, table = self.execute(sql, fetch=True)
-        value = table.rows[0][0] if len(table.rows) else None
-        with _INVOCATION_VALUES_LOCK:
-            for stale in [k for k in _INVOCATION_VALUES if k[0] != invocation_id]:
-                del _INVOCATION_VALUES[stale]
-            _INVOCATION_VALUES[key] = value
-        return value
+            key_lock = _KEY_LOCKS.setdefault(key, threading.Lock())
+        # one thread runs the query, the others wait for its value
+        with key_lock:
+            with _INVOCATION_VALUES_LOCK:
+                if key in _INVOCATION_VALUES:
+                    return _INVOCATION_VALUES[key]
+            _response, table = self.execute(sql, fetch=True)
+            value = table.rows[0][0] if len(table.rows) else None
+            with _INVOCATION_VALUES_LOCK:
+                for stale in [k for k in _INVOCATION_VALUES if k[0] != invocation_id]:
+                    del _INVOCATION_VALUES[stale]
+                for stale in [k for k in _KEY_LOCKS if k[0] != invocation_id]:
+                    del _KEY_LOCKS[stale]
+                _INVOCATION_VALUES[key] = value
+            return value
 
     @available
     def project_state(self, invocation_id: str) -> str:
