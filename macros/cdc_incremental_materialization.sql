@@ -30,8 +30,9 @@
     model by a session configuration key its run sets (python_found_nothing_new below;
     cdc_lakehouse.incremental.report_nothing_new), so its code runs first, before the
     pre-hooks: it only defines the temporary view, which the insert evaluates. A model that is
-    up to date (macro up_to_date, macros/cdc_test_scope.sql: no bronze record since a recorded
-    build of the same models) writes nothing either, and a Python model's code is not even run.
+    up to date (macro up_to_date, macros/cdc_test_scope.sql: no bronze record since the
+    recorded build, of the same project files and vars) writes nothing either, without a
+    query: a Python model's code is not even run, the contract is not checked again.
 #}
 {% materialization incremental, adapter='spark', supported_languages=['sql', 'python'] -%}
   {#-- Validate early so we don't run SQL if the file_format + strategy combo is invalid --#}

@@ -106,7 +106,8 @@
       nothing and writes nothing ("nothing new");
     - a table model's existing table is not rebuilt ("unchanged",
       macros/cdc_table_materialization.sql);
-    - a data test has no row to check (get_where_subquery below, and the accounting check).
+    - a data test passes as it passed then, without a query on its model (spark__get_test_sql
+      below).
     One query per invocation (adapter.invocation_scalar) of the two bookkeeping views: no Spark
     job, no file read.
     What it cannot see, as an incremental run cannot either: a table changed by hand under the
