@@ -29,6 +29,13 @@
     {{ cdc_schema('silver') }}.cdc_tested_batches
 {%- endmacro %}
 
+{# the relation silver.cdc_tested_batches as dbt's relation cache holds it, or none #}
+{% macro held_tested_batches() %}
+    {{ return(adapter.get_relation(
+        database=none, schema=cdc_schema('silver'), identifier='cdc_tested_batches'
+    )) }}
+{% endmacro %}
+
 {# on-run-end: record the bronze batch a successful whole-project build covered, and its state #}
 {% macro record_tested_batches(results) %}
     {% if not execute or flags.WHICH != 'build' %}
@@ -75,9 +82,7 @@
     no built_state (nothing is up to date until the next recorded build); the table goes.
 #}
 {% macro tested_batches_as_view() %}
-    {% set held = adapter.get_relation(
-        database=none, schema=cdc_schema('silver'), identifier='cdc_tested_batches'
-    ) %}
+    {% set held = held_tested_batches() %}
     {% if held is none or held.type == 'view' %}
         {{ return('') }}
     {% endif %}
@@ -118,9 +123,7 @@
         or var('cdc_full_tests', false) %}
         {{ return(false) }}
     {% endif %}
-    {% set relation = adapter.get_relation(
-        database=none, schema=cdc_schema('silver'), identifier='cdc_tested_batches'
-    ) %}
+    {% set relation = held_tested_batches() %}
     {% if relation is none %}
         {{ return(false) }}
     {% endif %}
@@ -169,9 +172,7 @@
     {% if not execute %}
         {{ return(none) }}
     {% endif %}
-    {% set relation = adapter.get_relation(
-        database=none, schema=cdc_schema('silver'), identifier='cdc_tested_batches'
-    ) %}
+    {% set relation = held_tested_batches() %}
     {% if relation is none %}
         {{ return(none) }}
     {% endif %}

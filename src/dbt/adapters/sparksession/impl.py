@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,12 @@ from dbt.adapters.sparksession.python_submissions import SessionPythonJobHelper
 logger = AdapterLogger("sparksession")
 
 _INVOCATION_VALUES: dict[tuple[str, str], Any] = {}
-"""(dbt invocation id, query) -> the value :meth:`SparkSessionAdapter.invocation_scalar` read:
+"""(dbt invocation id, query or name) -> the value :meth:`SparkSessionAdapter.invocation_scalar`
+read (or :meth:`~SparkSessionAdapter.project_state` computed):
 only the current invocation's (a process may run several, e.g. dbtRunner in the tests)."""
 _INVOCATION_VALUES_LOCK = threading.Lock()
 _KEY_LOCKS: dict[tuple[str, str], threading.Lock] = {}
-"""One lock per (invocation id, query): threads asking the same value wait for one query."""
+"""One lock per key of ``_INVOCATION_VALUES``: threads asking the same value wait for one."""
 
 
 class SparkSessionAdapter(SparkAdapter):
@@ -69,23 +71,12 @@ class SparkSessionAdapter(SparkAdapter):
         Raises:
             dbt's database error when the query fails (as ``run_query`` does).
         """
-        key = (invocation_id, sql)
-        with _INVOCATION_VALUES_LOCK:
-            key_lock = _KEY_LOCKS.setdefault(key, threading.Lock())
-        # one thread runs the query, the others wait for its value
-        with key_lock:
-            with _INVOCATION_VALUES_LOCK:
-                if key in _INVOCATION_VALUES:
-                    return _INVOCATION_VALUES[key]
-            _response, table = self.execute(sql, fetch=True)
-            value = table.rows[0][0] if len(table.rows) else None
-            with _INVOCATION_VALUES_LOCK:
-                for stale in [k for k in _INVOCATION_VALUES if k[0] != invocation_id]:
-                    del _INVOCATION_VALUES[stale]
-                for stale in [k for k in _KEY_LOCKS if k[0] != invocation_id]:
-                    del _KEY_LOCKS[stale]
-                _INVOCATION_VALUES[key] = value
-            return value
+        return _once_per_invocation(invocation_id, sql, lambda: self._first_value(sql))
+
+    def _first_value(self, sql: str) -> Any:
+        """The first column of the first row of ``sql``, or None when it returns no row."""
+        _response, table = self.execute(sql, fetch=True)
+        return table.rows[0][0] if len(table.rows) else None
 
     @available
     def project_state(self, invocation_id: str) -> str:
@@ -94,10 +85,10 @@ class SparkSessionAdapter(SparkAdapter):
         seed, test and snapshot files and ``dbt_project.yml``, the ``cdc_lakehouse`` package's
         source, ``--vars``, the target's schema), computed once per dbt invocation
         ``invocation_id`` (macros/cdc_test_scope.sql, built_state)."""
-        key = (invocation_id, "project_state")
-        with _INVOCATION_VALUES_LOCK:
-            if key in _INVOCATION_VALUES:
-                return str(_INVOCATION_VALUES[key])
+        return str(_once_per_invocation(invocation_id, "project_state", self._project_state))
+
+    def _project_state(self) -> str:
+        """:meth:`project_state`, computed."""
         config: Any = self.config
         folders = [
             *config.model_paths,
@@ -106,13 +97,30 @@ class SparkSessionAdapter(SparkAdapter):
             *config.test_paths,
             *config.snapshot_paths,
         ]
-        value = project_state.digest(
+        return project_state.digest(
             Path(config.project_root),
             folders,
             Path(cdc_lakehouse.__file__).parent,
             config.cli_vars,
             str(config.credentials.schema),
         )
+
+
+def _once_per_invocation(invocation_id: str, name: str, compute: Callable[[], Any]) -> Any:
+    """The value ``compute()`` gave for ``name`` in dbt invocation ``invocation_id``, computed
+    by the first thread that asks (the others wait for it) and kept until another invocation
+    stores one: the values of earlier invocations are dropped then."""
+    key = (invocation_id, name)
+    with _INVOCATION_VALUES_LOCK:
+        key_lock = _KEY_LOCKS.setdefault(key, threading.Lock())
+    with key_lock:
         with _INVOCATION_VALUES_LOCK:
+            if key in _INVOCATION_VALUES:
+                return _INVOCATION_VALUES[key]
+        value = compute()
+        with _INVOCATION_VALUES_LOCK:
+            for cache in (_INVOCATION_VALUES, _KEY_LOCKS):
+                for stale in [k for k in cache if k[0] != invocation_id]:
+                    del cache[stale]
             _INVOCATION_VALUES[key] = value
         return value
