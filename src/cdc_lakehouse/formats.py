@@ -43,9 +43,12 @@ class Format:
         staging_folder: ``models/staging/<staging_folder>/``: the format's decoding dbt Python
             model and its SQL ``stg_<staging_folder>__events`` model (shared with the other
             formats of the same decoder).
-        decoder: module of ``cdc_lakehouse.decode`` that decodes the Kafka values.
-        decoding_model: the dbt Python model in the staging folder that applies ``decoder``
-            (``silver.<decoding_model>``).
+        decoder: module of ``cdc_lakehouse.decode`` that decodes the Kafka values; None for
+            a format decoded in the JVM by its SQL events model (``dts_canal_json``: the exact
+            JSON function, macros/cdc_exact_json.sql), which has no Python decoder.
+        decoding_model: the model in the staging folder that decodes the Kafka values
+            (``silver.<decoding_model>``): the dbt Python model that applies ``decoder``, or
+            the events model itself for a format decoded in SQL.
         gold_folder: ``models/gold/tables/<gold_folder>/``, and the first part of the format's
             typed gold model (and table) names.
         type_family: the ``type_family`` of ``seeds/cdc_type_mappings.csv`` that the format's
@@ -60,7 +63,7 @@ class Format:
 
     name: str
     staging_folder: str
-    decoder: str
+    decoder: str | None
     decoding_model: str
     gold_folder: str
     type_family: str | None
@@ -74,9 +77,10 @@ class Format:
         return f"stg_{self.staging_folder}__events"
 
     @property
-    def decoder_module(self) -> str:
-        """Dotted name of :attr:`decoder`, e.g. ``cdc_lakehouse.decode.dataworks``."""
-        return f"cdc_lakehouse.decode.{self.decoder}"
+    def decoder_module(self) -> str | None:
+        """Dotted name of :attr:`decoder`, e.g. ``cdc_lakehouse.decode.dataworks``; None for a
+        format decoded in SQL."""
+        return None if self.decoder is None else f"cdc_lakehouse.decode.{self.decoder}"
 
     @property
     def encoder_module(self) -> str:
@@ -148,8 +152,8 @@ MANIFEST: tuple[Format, ...] = (
     Format(
         name="dts_canal_json",
         staging_folder="dts_canal",
-        decoder="dts_canal",
-        decoding_model="stg_dts_canal__rows",
+        decoder=None,
+        decoding_model="stg_dts_canal__events",
         gold_folder="dts_canal",
         type_family="mysql",
         encoder="dts_canal_json",

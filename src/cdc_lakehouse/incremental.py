@@ -50,5 +50,4 @@ def report_nothing_new(session: SparkSession, relation: str, nothing_new: bool) 
 
 
 RECORD_KEY = ("topic", "partition", "offset")
-"""The columns that identify a decoding model's row: one per Kafka record (Canal adds
-``row_index``, one row per changed row of a message)."""
+"""The columns that identify a decoding Python model's row: one per Kafka record."""

@@ -32,10 +32,10 @@ incremental materialization (:func:`cdc_lakehouse.incremental.report_nothing_new
 writes nothing (result "nothing new"), so a build after a batch of one format costs the other
 formats' decoding models little.
 
-Options for the formats that need more (see :func:`decode_records`): ``legacy_swap`` (DTS Canal
-JSON topics whose registry row sets ``canal_legacy_swap``), ``multi_row`` (Canal: one row per
-changed row of a message) and ``late_metadata`` (Qlik: data messages decoded against metadata
-messages of any batch, and decoded again when their metadata arrives late).
+Options for the formats that need more (see :func:`decode_records`): ``late_metadata`` (Qlik:
+data messages decoded against metadata messages of any batch, and decoded again when their
+metadata arrives late) and ``keep_value``. A format decoded in SQL (DTS Canal JSON, by the
+exact JSON function of macros/cdc_exact_json.sql) has no Python model.
 """
 
 from __future__ import annotations
@@ -49,9 +49,6 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdc_lakehouse import formats
-from cdc_lakehouse.decode.dts_canal import (
-    LEGACY_SWAP_COLUMN,  # the registry option legacy_swap reads
-)
 from cdc_lakehouse.incremental import (
     RECORD_KEY,
     new_bronze_records,
@@ -96,16 +93,19 @@ def decoder_of(folder: str) -> tuple[tuple[str, ...], ModuleType]:
 
     Raises:
         cdc_lakehouse.formats.UnknownFormatError: no format has that staging folder.
-        FactoryError: the folder's formats name different decoders (a manifest error).
+        FactoryError: the folder's formats name different decoders, or none (a folder
+            decoded in SQL; a manifest error).
     """
     folder_formats = formats.in_staging_folder(folder)
     modules = {fmt.decoder_module for fmt in folder_formats}
-    if len(modules) != 1:
+    if len(modules) != 1 or None in modules:
         raise FactoryError(
             f"staging folder {folder!r}: its formats name several decoders "
-            f"({', '.join(sorted(modules))}); one folder has one decoder"
+            f"({', '.join(sorted(str(m) for m in modules))}); one folder has one Python decoder"
         )
-    return formats.names(folder_formats), importlib.import_module(modules.pop())
+    module = modules.pop()
+    assert module is not None  # checked above
+    return formats.names(folder_formats), importlib.import_module(module)
 
 
 def decode_records(
@@ -114,8 +114,6 @@ def decode_records(
     records: DataFrame,
     *,
     folder: str,
-    legacy_swap: bool = False,
-    multi_row: bool = False,
     late_metadata: bool = False,
     keep_value: bool = False,
 ) -> DataFrame:
@@ -125,15 +123,8 @@ def decode_records(
         dbt: the model's ``dbt`` object (``is_incremental``, ``this``).
         session: the model's SparkSession.
         records: ``dbt.ref("stg_bronze__kafka_records")``: every bronze record with its
-            registry ``source_format`` (and ``canal_legacy_swap``).
+            registry ``source_format``.
         folder: the model's staging folder; it decodes the manifest's formats of that folder.
-        legacy_swap: DTS Canal JSON: the decoder gets each record's ``canal_legacy_swap``
-            (NULL read as false) beside its value and decodes the records of topics where it
-            is true (instances created before 2022-03-20, ``data`` / ``old`` swapped) with that
-            meaning, in the same pass over bronze; the output keeps ``canal_legacy_swap`` after
-            ``source_format``.
-        multi_row: the decoder gives one row per changed row of a message, numbered by
-            ``row_index``: a row is identified by topic, partition, offset and ``row_index``.
         late_metadata: Qlik: the metadata (MD) messages of every batch are decoded first
             (``decoder.metadata_batches``) and collected to the driver; records are decoded
             against them (``decoder.decode_batches(batches, entries=...)`` over the struct
@@ -146,18 +137,14 @@ def decode_records(
             text, e.g. Shareplex's DROP COLUMN statement).
 
     Returns:
-        A DataFrame: :data:`BRONZE_COLUMNS` (with the options' extra input columns; without
-        ``value`` unless ``keep_value`` or ``late_metadata``), then the decoder's fields; one
-        row per new bronze record (per changed row with ``multi_row``, per decoding with
-        ``late_metadata``).
+        A DataFrame: :data:`BRONZE_COLUMNS` (without ``value`` unless ``keep_value`` or
+        ``late_metadata``), then the decoder's fields; one row per new bronze record (per
+        decoding with ``late_metadata``).
 
     Raises:
         cdc_lakehouse.formats.UnknownFormatError: ``folder`` is no format's staging folder.
-        FactoryError: ``late_metadata`` combined with ``legacy_swap`` or ``multi_row``, or the
-            folder's formats name several decoders.
+        FactoryError: the folder's formats name several decoders, or none.
     """
-    if late_metadata and (legacy_swap or multi_row):
-        raise FactoryError("late_metadata cannot be combined with legacy_swap or multi_row")
     format_names, decoder = decoder_of(folder)
     selected = records.where(records.source_format.isin(*format_names))
     new = new_bronze_records(dbt, session, selected)
@@ -169,22 +156,8 @@ def decode_records(
         selected = new = selected.limit(0)
     if late_metadata:
         return _decode_with_metadata(dbt, session, selected.select(*BRONZE_COLUMNS), decoder)
-    if legacy_swap:
-        selected = new.selectExpr(
-            "source_format",
-            f"coalesce({LEGACY_SWAP_COLUMN}, false) as {LEGACY_SWAP_COLUMN}",
-            *BRONZE_COLUMNS[1:],
-        )
-        input_columns = (
-            BRONZE_COLUMN_TYPES[0],
-            (LEGACY_SWAP_COLUMN, "boolean"),
-            *BRONZE_COLUMN_TYPES[1:],
-        )
-    else:
-        selected = new.select(*BRONZE_COLUMNS)
-        input_columns = BRONZE_COLUMN_TYPES
-    selected = spread_over_cores(selected)
-    schema = decoder.output_schema_ddl(schema_ddl(input_columns), keep_value=keep_value)
+    selected = spread_over_cores(new.select(*BRONZE_COLUMNS))
+    schema = decoder.output_schema_ddl(schema_ddl(BRONZE_COLUMN_TYPES), keep_value=keep_value)
     decode = functools.partial(decoder.decode_batches, keep_value=keep_value)
     return selected.mapInArrow(decode, schema)
 

@@ -39,6 +39,7 @@ def canal(
     is_ddl: bool = False,
     sql: str = "",
     types: dict[str, str] | None = None,
+    gtid: str | None = None,
 ) -> str:
     """A Canal JSON message as text; the placeholder ``"__RAW__x__"`` becomes the bare ``x``."""
     message: dict[str, Any] = {
@@ -56,6 +57,8 @@ def canal(
         "ts": (es or 1700000000000) + 100,
         "type": type_,
     }
+    if gtid is not None:
+        message["gtid"] = gtid
     for key, value in (("es", es), ("table", table), ("type", type_)):
         if value is None:
             del message[key]
@@ -162,6 +165,51 @@ CHANGES: list[tuple[int, str]] = [
             sql="TRUNCATE TABLE scratch",
         ),
     ),
+    # id 30: an update without old (open-source canal leaves it out when no column changed):
+    # before = after.
+    (1, canal("INSERT", [item(30, "same")], es=T + 15000)),
+    (1, canal("UPDATE", [item(30, "same")], es=T + 15001)),
+    # id 31: values that are not JSON strings keep their exact text (1e3, a 41-digit decimal,
+    # true, -0.0); old names a column data does not carry: it stays in the before image.
+    (
+        1,
+        canal(
+            "INSERT",
+            [{"id": "31", "name": "__RAW__1e3__", "note": "__RAW__-0.0__"}],
+            es=T + 16000,
+        ),
+    ),
+    (
+        1,
+        canal(
+            "UPDATE",
+            [
+                {
+                    "id": "31",
+                    "name": "__RAW__12345678901234567890123.456789012345678901__",
+                    "note": "__RAW__true__",
+                }
+            ],
+            [{"name": "__RAW__1e3__", "gone": "x"}],
+            es=T + 16001,
+        ),
+    ),
+    # id 32: es as a string of digits, id "0", a gtid; isDdl absent on a DML type.
+    (
+        1,
+        canal("INSERT", [item(32, "g")], es=T + 17000, gtid="3E11FA47-71CA-11E1:23")
+        .replace(f'"es":{T + 17000}', f'"es":"{T + 17000}"')
+        .replace('"id":1,', '"id":"0",')
+        .replace('"isDdl":false,', ""),
+    ),
+    # a DDL type without isDdl is a DDL; a QUERY with an empty table has no table.
+    (
+        1,
+        canal("CREATE", es=T + 18000, is_ddl=True, sql="CREATE TABLE t2 (a int)").replace(
+            '"isDdl":true,', ""
+        ),
+    ),
+    (1, canal("QUERY", es=T + 18001, is_ddl=True, table="", sql="CREATE DATABASE x")),
     (2, canal("UPDATE", [item(6, "new")], [{"name": "old"}], es=T + 5000)),
     (2, canal("DELETE", [item(7, "x")], es=T + 6000)),
     (2, canal("INIT", [item(15, "snap")], es=T + 11000)),
@@ -234,6 +282,44 @@ BROKEN: list[tuple[str | None, str | None, str]] = [
     (canal("ALTER", is_ddl=True, sql=""), None, "missing_required_field"),
     (None, None, "empty_value"),
     (None, base64.b64encode(b"\xff\xfe{}").decode(), "invalid_utf8"),
+    # fields of the wrong JSON type or value (docs/formats.md 4c: es / ts / id integers, or
+    # strings of digits)
+    (canal("INSERT", [item(98, "x")], es=-5), None, "invalid_field_type"),
+    (
+        canal("INSERT", [item(98, "x")]).replace(f'"es":{T}', '"es":1.5e12'),
+        None,
+        "invalid_field_type",
+    ),
+    (
+        canal("INSERT", [item(98, "x")]).replace(f'"es":{T}', '"es":"soon"'),
+        None,
+        "invalid_field_type",
+    ),
+    (canal("INSERT", [item(98, "x")], es=10**18), None, "invalid_field_value"),
+    (
+        canal("INSERT", [item(98, "x")]).replace('"ts":', '"ts":true,"x":'),
+        None,
+        "invalid_field_type",
+    ),
+    (canal("INSERT", [item(98, "x")]).replace('"id":1,', '"id":"x1",'), None, "invalid_field_type"),
+    (
+        canal("INSERT", [item(98, "x")]).replace('"isDdl":false', '"isDdl":"false"'),
+        None,
+        "invalid_field_type",
+    ),
+    (
+        canal("INSERT", [item(98, "x")]).replace('"pkNames":["id"]', '"pkNames":"id"'),
+        None,
+        "invalid_field_type",
+    ),
+    (
+        canal("INSERT", [item(98, "x")]).replace('"mysqlType":{', '"mysqlType":["id"],"y":{'),
+        None,
+        "invalid_field_type",
+    ),
+    (canal("INSERT", [item(98, "x")]).replace(f'"es":{T}', '"es":NaN'), None, "invalid_json"),
+    (canal("UPDATE", [item(98, "x")], [None]), None, "invalid_field_type"),
+    (canal("INSERT", [["98"]]), None, "invalid_field_type"),
 ]
 
 # topic dts.edge.canal_legacy, partition 3.
@@ -256,6 +342,13 @@ def _values(id_: int, name: str, note: str | None = None) -> dict[str, str | Non
 
 EXPECTED_ITEMS = {
     '{"id":"1"}': _values(1, "a2"),
+    '{"id":"30"}': _values(30, "same"),
+    '{"id":"31"}': {
+        "id": "31",
+        "name": "12345678901234567890123.456789012345678901",
+        "note": "true",
+    },
+    '{"id":"32"}': _values(32, "g"),
     '{"id":"4"}': _values(4, "d"),
     '{"id":"5"}': _values(5, "e", "1.50"),
     '{"id":"6"}': _values(6, "new"),

@@ -427,7 +427,8 @@ def _canal(
             message(T_MS + 9, [GOOD_ROWS[1], {"note": "no id"}]),
             "missing_key_column",
         ),
-        Fault("type is a number", message(T_MS + 9, [GOOD_ROWS[1]], type_=4), "invalid_field_type"),
+        # a number is read as its text (the exact JSON function's string fields): 4 is no DML type
+        Fault("type is a number", message(T_MS + 9, [GOOD_ROWS[1]], type_=4), "unknown_op"),
         Fault(
             "es of 60 digits",
             message(raw(SIXTY_DIGITS), [GOOD_ROWS[1]]),

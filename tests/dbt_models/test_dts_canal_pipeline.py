@@ -210,7 +210,12 @@ def test_ddl_cases_are_schema_changes(spark, built_lake):
         "select ddl_op, ddl_text, source_table, change_kind, spark_sql from silver.schema_changes "
         f"where kafka_topic = '{cases.TOPIC}' order by kafka_offset"
     ).collect()
-    assert [tuple(r) for r in rows] == [
+    # a DDL type without isDdl is a DDL; an empty table is no table (QUERY)
+    assert [tuple(r)[:3] for r in rows[2:]] == [
+        ("CREATE", "CREATE TABLE t2 (a int)", "items"),
+        ("QUERY", "CREATE DATABASE x", None),
+    ]
+    assert [tuple(r) for r in rows[:2]] == [
         (
             "ALTER",
             "ALTER TABLE items ADD COLUMN note2 text",
@@ -253,6 +258,40 @@ def test_every_broken_message_is_one_quarantine_row(spark, built_lake, topic, br
     )
 
 
+def test_values_keep_their_text_and_old_columns_stay_in_the_before_image(spark, built_lake):
+    rows = spark.sql(
+        "select source_op, before_image, after_image, source_sequence_id, source_position, "
+        "unix_millis(event_time) as es from silver.change_events "
+        f"where kafka_topic = '{cases.TOPIC}' and row_key in "
+        """('{"id":"30"}', '{"id":"31"}', '{"id":"32"}') order by kafka_offset"""
+    ).collect()
+    got = [(r["source_op"], r["before_image"], r["after_image"]) for r in rows]
+    big = "12345678901234567890123.456789012345678901"
+    assert got == [
+        ("INSERT", None, {"id": "30", "name": "same", "note": None}),
+        # an UPDATE without old changed nothing
+        (
+            "UPDATE",
+            {"id": "30", "name": "same", "note": None},
+            {"id": "30", "name": "same", "note": None},
+        ),
+        ("INSERT", None, {"id": "31", "name": "1e3", "note": "-0.0"}),
+        # data overlaid with old; a column only in old is kept in the before image
+        (
+            "UPDATE",
+            {"id": "31", "name": "1e3", "note": "true", "gone": "x"},
+            {"id": "31", "name": big, "note": "true"},
+        ),
+        ("INSERT", None, {"id": "32", "name": "g", "note": None}),
+    ]
+    # es as a string of digits, id "0", the gtid as the transaction's position
+    assert (rows[-1]["es"], rows[-1]["source_sequence_id"], rows[-1]["source_position"]) == (
+        cases.T + 17000,
+        "0",
+        "3E11FA47-71CA-11E1:23",
+    )
+
+
 def test_quarantine_details(spark, built_lake):
     details = {
         r["kafka_offset"]: r["reason_detail"]
@@ -267,6 +306,12 @@ def test_quarantine_details(spark, built_lake):
     )
     assert "set canal_legacy_swap" in details[9]
     assert details[5].startswith("old is misaligned with data")
+    # the fields of the wrong JSON type or value (offsets of cases.BROKEN)
+    assert details[16] == "es must be a non-negative integer"
+    assert details[19] == "es = 1000000000000000000 is not a time in the years 1-9999 (epoch ms)"
+    assert details[20] == "ts must be a non-negative integer"
+    assert details[21] == "id must be a non-negative integer"
+    assert details[26] == "old[0] must be a row object, not null"
 
 
 def test_every_canal_record_is_accounted_for_once_per_row(spark, built_lake):
@@ -283,12 +328,10 @@ def test_every_canal_record_is_accounted_for_once_per_row(spark, built_lake):
         cases.LEGACY_BROKEN
     )
     # rows: every element of every change message, one row per other record
-    elements = sum(
-        len(json.loads(v)["data"] or json.loads(v)["old"] or [None])
-        for _p, v in cases.CHANGES + cases.LEGACY_CHANGES
-        if not json.loads(v)["isDdl"]
-    )
+    messages = [json.loads(v) for _p, v in cases.CHANGES + cases.LEGACY_CHANGES]
+    ddl = [m for m in messages if m.get("isDdl", m["type"] in ("ALTER", "CREATE", "TRUNCATE"))]
+    elements = sum(len(m["data"] or m["old"] or [None]) for m in messages if m not in ddl)
     assert count("silver.change_events", topics) == 1 + elements
-    assert count("silver.schema_changes", topics) == 1 + 2
+    assert count("silver.schema_changes", topics) == 1 + len(ddl) == 1 + 4
     assert count("silver.control_events", topics) == 0
     assert count("silver.quarantine", topics) == 1 + len(cases.BROKEN) + len(cases.LEGACY_BROKEN)

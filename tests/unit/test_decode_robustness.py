@@ -12,7 +12,6 @@ from cdc_lakehouse.decode import (
     batches,
     datahub_tuple,
     dataworks,
-    dts_canal,
     dts_shareplex,
     lindorm,
     qlik,
@@ -102,9 +101,6 @@ def test_negative_zero_still_reads_as_the_integer_zero():
     value = loads('{"id":-0,"n":[-0]}')
     assert value["id"] == 0 and isinstance(value["id"], int)
     assert shared.digits(value, "id") == "0"
-    row = dts_canal.decode_message(b'{"type":"INSERT","id":-0,"es":-0,"data":[{"a":-0}]}')[0]
-    assert (row["decode_error"], row["canal_id"], row["es_ms"]) == (None, "0", 0)
-    assert row["after_image"] == [("a", "-0")]
 
 
 @pytest.mark.parametrize(
@@ -230,16 +226,23 @@ def test_epoch_times_must_fit_spark_timestamps(value, unit, ok):
 
 
 # --------------------------------------------------------------------------- every decoder
+# Every Python decoder of the manifest; a format decoded in SQL (decoder None: DTS Canal JSON,
+# by the exact JSON function) is checked by that function's tests (tests/unit/test_exact_json.py).
 
+PYTHON_DECODED = [fmt for fmt in MANIFEST if fmt.decoder is not None]
 DEEP = ('{"a":' * 1_000 + "1" + "}" * 1_000).encode()
 DECODERS = {
     "dataworks": dataworks.decode_envelope,
     "datahub_tuple": datahub_tuple.decode_one,
     "lindorm": lindorm.decode_one,
     "dts_shareplex": dts_shareplex.decode_one,
-    "dts_canal": lambda raw: dts_canal.decode_message(raw)[0],
     "qlik": qlik.decode_one,
 }
+
+
+def test_every_python_json_decoder_is_checked_for_nesting_and_repeated_keys():
+    json_decoders = {fmt.decoder for fmt in PYTHON_DECODED if fmt.value_encoding == "json"}
+    assert set(DECODERS) == json_decoders
 
 
 @pytest.mark.parametrize("name", sorted(DECODERS))
@@ -259,7 +262,7 @@ def test_every_json_decoder_quarantines_a_repeated_key(name):
     assert "'a'" in row["decode_error_detail"]
 
 
-@pytest.mark.parametrize("module", sorted({fmt.decoder_module for fmt in MANIFEST}))
+@pytest.mark.parametrize("module", sorted({str(fmt.decoder_module) for fmt in PYTHON_DECODED}))
 def test_every_decoder_names_decoder_error_among_its_reasons(module):
     assert shared.DECODER_ERROR in importlib.import_module(module).REASONS
     assert shared.TOO_LARGE in importlib.import_module(module).REASONS
@@ -271,17 +274,15 @@ IMAGE_FIELDS = {
     "datahub_tuple": "row_image",
     "lindorm_debezium": "after_image",
     "dts_shareplex_json": "data_image",
-    "dts_canal_json": "after_image",
     "qlik_json": "after_image",
 }
-"""Every JSON format (the shared parser's users) -> the field of an insert's row values."""
+"""Every JSON format with a Python decoder (the shared parser's users) -> the field of an
+insert's row values."""
 
 
 def decoded_image(format_: str, raw: bytes) -> dict[str, str | None]:
     """The row values ``format_``'s decoder reads from one insert (column names lower case)."""
-    if format_ == "dts_canal_json":
-        row = dts_canal.decode_message(raw)[0]
-    elif format_ == "qlik_json":
+    if format_ == "qlik_json":
         topic = fault_matrix_cases.topic(format_)
         metadata = fault_matrix_cases.MATRIX[format_][2][0]
         entry = qlik.metadata_entries(metadata, format_, topic, 0, 0)
@@ -300,13 +301,14 @@ def decoded_image(format_: str, raw: bytes) -> dict[str, str | None]:
 
 
 def test_every_json_format_is_checked_for_number_forms():
-    json_formats = {fmt.name for fmt in MANIFEST if fmt.value_encoding == "json"}
+    json_formats = {fmt.name for fmt in PYTHON_DECODED if fmt.value_encoding == "json"}
     assert set(IMAGE_FIELDS) == json_formats
 
 
 @pytest.mark.parametrize("format_", sorted(IMAGE_FIELDS))
 def test_every_json_decoder_keeps_the_text_of_every_number_form(format_):
-    """Issue 48: DataWorks, Canal and Lindorm stored ``-0`` as ``"0"``."""
+    """Issue 48: DataWorks, Canal and Lindorm stored ``-0`` as ``"0"`` (Canal JSON is decoded
+    in SQL now: the exact JSON function's tests check its number texts)."""
     got = {}
     for form in NUMBER_FORMS:
         row = {"id": 1, "note": "n", "amount": fault_matrix_cases.raw(form)}
@@ -423,18 +425,6 @@ def test_the_error_row_is_the_decoders_own_shape():
 
     rows = run(lambda value: 1 / 0, [b"x"], error=error)
     assert (rows[0]["decode_error"], rows[0]["n"]) == ("decoder_error", -1)
-
-
-def test_canal_bug_rows_have_row_index_0_of_1(monkeypatch):
-    def broken(raw, legacy_swap):
-        raise AttributeError("bug")
-
-    monkeypatch.setattr(dts_canal, "_decode", broken)
-    batch = pa.RecordBatch.from_pydict({"value": [b"{}"]})
-    out = pa.Table.from_batches(list(dts_canal.decode_batches(iter([batch])))).to_pylist()
-    assert [(r["decode_error"], r["row_index"], r["row_count"]) for r in out] == [
-        ("decoder_error", 0, 1)
-    ]
 
 
 def test_the_decoded_column_is_not_passed_through_unless_kept():

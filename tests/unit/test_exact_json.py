@@ -14,7 +14,6 @@ from pyspark.errors import IllegalArgumentException
 
 from cdc_lakehouse import exact_json
 from cdc_lakehouse.decode import json_text, shared
-from cdc_lakehouse.decode.dts_canal import _json_type as canal_json_type
 from cdc_lakehouse.decode.shared import DecodeError
 from cdc_lakehouse.simulate.encoders import dts_canal_json
 from cdc_lakehouse.simulate.generate import SimulationConfig, generate
@@ -274,10 +273,26 @@ REFUSED: list[tuple[bytes | None, str]] = [
 STRUCTURAL = {"empty_value", "invalid_utf8", "invalid_json", "duplicate_key", "not_an_object"}
 
 
+def json_type_name(value: Any) -> str:
+    """The JSON type of a parsed value as the exact JSON function names it in its
+    ``not_an_object`` detail (``JSON an array, not an object``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str) and not isinstance(value, json_text.JsonFloat):
+        return "a string"
+    if isinstance(value, int | json_text.JsonFloat):
+        return "a number"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
 def python_reason(raw: bytes | None) -> tuple[str, str] | None:
     """The reason and detail of the Python decoders' structural checks, or None."""
     try:
-        shared.parse_json_object(raw, describe=canal_json_type)
+        shared.parse_json_object(raw, describe=json_type_name)
     except DecodeError as error:
         return error.reason, error.detail
     return None

@@ -81,6 +81,11 @@ def test_the_formats_of_a_staging_folder_share_one_decoder_and_decoding_model(fo
     assert len({fmt.decoder for fmt in folder_formats}) == 1
     assert len({fmt.decoding_model for fmt in folder_formats}) == 1
     assert folder_formats[0].decoding_model.startswith(f"stg_{folder}__")
+    if folder_formats[0].decoder is None:  # decoded in SQL: by the events model itself
+        assert folder_formats[0].decoder_module is None
+        assert folder_formats[0].decoding_model == folder_formats[0].events_model
+    else:
+        assert folder_formats[0].decoding_model != folder_formats[0].events_model
 
 
 def test_gold_folders_are_unique_and_codegen_uses_them():
@@ -95,8 +100,9 @@ def test_gold_folders_are_unique_and_codegen_uses_them():
 
 def test_decoders_and_encoders_exist_and_agree():
     for fmt in formats.MANIFEST:
-        decoder = importlib.import_module(fmt.decoder_module)
-        assert callable(decoder.decode_batches) and callable(decoder.output_schema_ddl)
+        if fmt.decoder_module is not None:  # None: decoded in SQL, no Python decoder
+            decoder = importlib.import_module(fmt.decoder_module)
+            assert callable(decoder.decode_batches) and callable(decoder.output_schema_ddl)
         encoder = ENCODERS[fmt.name]
         assert (encoder.__name__, encoder.FORMAT) == (fmt.encoder_module, fmt.name)
     assert tuple(ENCODERS) == formats.NAMES
@@ -139,10 +145,21 @@ def test_a_staging_folder_holds_its_formats_models_and_one_yaml(folder):
     path = STAGING / folder
     assert sorted(p.name for p in path.glob("*.yml")) == [f"_{folder}__models.yml"]
     models = {p.stem for p in path.iterdir() if p.suffix in (".py", ".sql")}
-    assert models == {decoding, events}
-    assert (path / f"{decoding}.py").is_file() and (path / f"{events}.sql").is_file()
     documented = yaml_models(path / f"_{folder}__models.yml")
     assert set(documented) == models
+    events_sql = (path / f"{events}.sql").read_text("utf-8")
+    if folder_formats[0].decoder is None:
+        # decoded in SQL: the events model alone, reading bronze, no Python model
+        assert decoding == events
+        assert models == {events}
+        assert not list(path.glob("*.py"))
+        assert (path / f"{events}.sql").is_file()
+        assert "ref('stg_bronze__kafka_records')" in events_sql
+        for name in formats.names(folder_formats):
+            assert f"'{name}'" in events_sql
+        return
+    assert models == {decoding, events}
+    assert (path / f"{decoding}.py").is_file() and (path / f"{events}.sql").is_file()
     assert set(accepted_values(documented[decoding], "source_format")) == set(
         formats.names(folder_formats)
     )
@@ -150,7 +167,7 @@ def test_a_staging_folder_holds_its_formats_models_and_one_yaml(folder):
     source = (path / f"{decoding}.py").read_text("utf-8")
     assert re.search(rf'decode_records\(.*folder="{folder}"', source, re.DOTALL)
     assert 'dbt.ref("stg_bronze__kafka_records")' in source
-    assert f"ref('{decoding}')" in (path / f"{events}.sql").read_text("utf-8")
+    assert f"ref('{decoding}')" in events_sql
 
 
 def test_the_macro_lists_each_events_model_with_its_manifest_formats():
@@ -212,9 +229,11 @@ def test_type_families_are_in_the_seed_and_codegen_reads_them():
 # --------------------------------------------------------------------------- the factory
 
 
-def test_the_factory_refuses_an_unknown_folder_and_conflicting_options():
+def test_the_factory_refuses_an_unknown_folder_and_a_folder_decoded_in_sql():
     nothing: Any = None  # checked before the factory touches dbt, Spark or the records
     with pytest.raises(formats.UnknownFormatError, match="no format has staging folder"):
         decode_records(nothing, nothing, nothing, folder="nope")
-    with pytest.raises(FactoryError, match="late_metadata"):
-        decode_records(nothing, nothing, nothing, folder="qlik", late_metadata=True, multi_row=True)
+    # DTS Canal JSON is decoded by its SQL events model: no Python decoder to apply
+    assert formats.get("dts_canal_json").decoder is None
+    with pytest.raises(FactoryError, match="one folder has one Python decoder"):
+        decode_records(nothing, nothing, nothing, folder="dts_canal")

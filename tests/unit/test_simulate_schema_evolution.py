@@ -2,7 +2,8 @@
 ``History.table_versions``, the oracle's lenient rule on a tiny hand-built history, the
 ``generate_schema_evolution`` history (consistent, deterministic, every DDL kind in order),
 and each supporting encoder: DDL messages with the expected statement / MD version, rows after
-a DDL declaring the new columns, and a round trip through the project's decoders."""
+a DDL declaring the new columns, and a round trip through the project's Python decoders (DTS
+Canal JSON, decoded in SQL, is checked as sent)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from typing import Any
 import pytest
 
 from cdc_lakehouse.decode import dts_avro as avro_decoder
-from cdc_lakehouse.decode import dts_canal as canal_decoder
 from cdc_lakehouse.decode import dts_shareplex as shareplex_decoder
 from cdc_lakehouse.decode import qlik
 from cdc_lakehouse.decode.dataworks import decode_envelope
+from cdc_lakehouse.decode.json_text import loads, value_text
 from cdc_lakehouse.decode.lindorm import decode_one as decode_lindorm
 from cdc_lakehouse.simulate.encoders import (
     ENCODERS,
@@ -433,10 +434,12 @@ def test_dataworks_envelopes_round_trip(module: Any):
 
 
 def test_dts_canal_round_trip():
+    """Canal JSON is decoded in SQL (stg_dts_canal__events): its messages are checked as sent,
+    one row per element of ``data`` (one for a DDL message), with ``data`` / ``old`` as value
+    texts: an update sends the whole after row in ``data`` and the changed columns' before
+    values in ``old``, a delete the before row in ``data``."""
     history = evolution()
     messages = dts_canal_json.encode(history, TOPIC_PREFIX)
-    rows = [r for m in messages for r in canal_decoder.decode_message(m.value)]
-    assert [r["decode_error"] for r in rows] == [None] * len(rows)
     expected: list[tuple[Any, ...]] = []
     for _t, event in events(history):
         if isinstance(event, SchemaChange):
@@ -447,25 +450,34 @@ def test_dts_canal_round_trip():
             spec = event.table
             m = dts_canal_json
             types = {c.name: m.source_type(c) for c in spec.columns}
-            after = rendered(m, spec, event.after)
             if event.op == "insert":
-                expected.append(("INSERT", False, "", types, None, after))
+                expected.append(("INSERT", False, "", types, rendered(m, spec, event.after), None))
             elif event.op == "delete":
                 expected.append(("DELETE", False, "", types, rendered(m, spec, event.before), None))
             else:
-                before = {**after, **rendered(m, spec, event.before, event.changed_columns)}
-                expected.append(("UPDATE", False, "", types, before, after))
-    got = [
-        (
-            r["type_code"],
-            r["is_ddl"],
-            r["sql_text"],
-            pairs(r["column_types"]),
-            pairs(r["before_image"]),
-            pairs(r["after_image"]),
-        )
-        for r in rows
-    ]
+                old = rendered(m, spec, event.before, event.changed_columns)
+                expected.append(("UPDATE", False, "", types, rendered(m, spec, event.after), old))
+
+    def texts(row: dict[str, Any] | None) -> dict[str, str | None] | None:
+        return None if row is None else {k: value_text(v) for k, v in row.items()}
+
+    got: list[tuple[Any, ...]] = []
+    for raw in messages:
+        message = loads(raw.value)  # exact JSON: refuses duplicate keys, keeps number text
+        data, old = message.get("data"), message.get("old")
+        if old is not None:
+            assert data is not None and len(old) == len(data)  # aligned with data
+        for index in range(len(data) if data else 1):
+            got.append(
+                (
+                    message["type"],
+                    message["isDdl"],
+                    message["sql"],
+                    message.get("mysqlType"),
+                    texts(data[index]) if data else None,
+                    texts(old[index]) if old else None,
+                )
+            )
     assert got == expected
     alter = [json.loads(m.value) for m in messages if json.loads(m.value)["type"] == "ALTER"]
     assert [a["data"] for a in alter] == [None] * 4

@@ -1,18 +1,29 @@
 {#
-    DTS / open-source Canal JSON rows (stg_dts_canal__rows) in the normalized vocabulary of
-    docs/formats.md: every row of every message classified as a change, a DDL or a quarantined
-    record, with its normalized op, key columns, row keys and ordering key. Canal has no
-    heartbeats or transaction markers, so no control rows. Source: docs/formats.md section 4c
-    (seed 003).
+    DTS / open-source Canal JSON records decoded in one pass into the normalized vocabulary of
+    docs/formats.md (section 4c, seed 003): every row of every message classified as a change,
+    a DDL or a quarantined record, with its normalized op, key columns, images, row keys and
+    ordering key. Canal has no heartbeats or transaction markers, so no control rows.
 
+    - Decoding: the exact JSON function (macro exact_json, Java on Jackson's streaming parser)
+      reads each Kafka value once into the message's fields with every value's text as sent
+      (1.50 stays 1.50); structural errors (empty value, invalid UTF-8 or JSON, duplicate key,
+      not an object, a field of the wrong JSON type) come back as a reason, never as a failure.
+      es, ts and id: a JSON integer or a string of digits (es / ts epoch ms, years 1-9999).
+    - Rows: one per element of data (of old when data is null or empty: a legacy DELETE),
+      kafka_row_index = its index; one row for a DDL, row-less or undecodable message. data
+      and old must align (same length) and hold objects, else invalid_field_type.
+    - Images, open-source meaning (DTS instances from 2022-03-20): INSERT / INIT after = data;
+      UPDATE after = data, before = data overlaid with old (old holds only the changed
+      columns; a null in old means the old value was NULL, not "unchanged"); DELETE before =
+      data. Legacy meaning (the registry's canal_legacy_swap, instances created before
+      2022-03-20): old is the new row and data the old one; a DELETE carries its row in old.
     - type INSERT / UPDATE / DELETE / INIT -> insert / update / delete / snapshot (case-
       sensitive); isDdl (or a DDL type when isDdl is absent) -> ddl with ddl_text = sql and
       source_op = type; any other type -> quarantine unknown_op.
     - Key columns: pkNames; without them, every column of the row's image (all_columns).
-    - One message carries several rows (kafka_row_index = index in data). If any row of a
-      message is quarantined, the WHOLE message is one quarantine row (kafka_row_index 0, the
-      first problem's reason): a message is applied completely or not at all, and
-      silver.quarantine keeps one row per Kafka record.
+    - If any row of a message is quarantined, the WHOLE message is one quarantine row
+      (kafka_row_index 0, the first problem's reason): a message is applied completely or not
+      at all, and silver.quarantine keeps one row per Kafka record.
     - Ordering key (text, fixed width up to the topic, compares like the tuple): es (ms) as 20
       digits, then 0 for a full-load INIT row / 1 for a change (snapshot first within the same
       millisecond; the vendor documents do not order INIT rows before changes otherwise, so es
@@ -21,9 +32,9 @@
       ordered by their Kafka position.
 
     A table, not a view: four silver models and its tests read it; as a view each of them would
-    plan and run the decoding, classification and window again.
+    decode again.
 
-    Incremental (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run computes
+    Incremental (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run decodes
     the new batches only (a record of this format depends on no other record).
 #}
 
@@ -75,7 +86,8 @@ concat(
 ] %}
 
 {% set held_batch = held_max('ingest_batch_id') if is_incremental() else -1 %}
-{% if is_incremental() and nothing_new(ref('stg_dts_canal__rows'), held_batch) %}
+{% set new_records = "source_format = 'dts_canal_json' and ingest_batch_id > " ~ held_batch %}
+{% if is_incremental() and nothing_new_in([(ref('stg_bronze__kafka_records'), new_records)]) %}
 with
 
 final as (
@@ -84,13 +96,188 @@ final as (
 
 {% else %}
 
+{# the Canal message fields (seed 003), each value's text exactly as sent #}
+{% set decode_canal = exact_json(
+    'cdc_dts_canal_json',
+    'type string, isDdl boolean, database string, `table` string, pkNames array<string>, '
+    ~ 'mysqlType map<string,string>, sqlType map<string,string>, es string, ts string, '
+    ~ 'id string, gtid string, `sql` string, data array<map<string,string>>, '
+    ~ 'old array<map<string,string>>'
+) %}
+
 with
 
+bronze_records as (
+    select
+        source_format,
+        coalesce(canal_legacy_swap, false) as canal_legacy_swap,
+        topic,
+        partition,
+        offset,
+        timestamp,
+        value,
+        ingest_batch_id
+    from {{ ref('stg_bronze__kafka_records') }}
+    where {{ new_records }}
+),
+
+{# one call of the function per record: its struct is expanded in the next CTE #}
+parsed as (
+    select
+        * except (value),
+        {{ decode_canal }}(value) as message
+    from bronze_records
+),
+
+fields as (
+    select
+        * except (message),
+        message.*
+    from parsed
+),
+
+{# what makes the whole message undecodable, first problem first (docs/formats.md 4c) #}
+message_checks as (
+    select
+        *,
+        coalesce(isddl, type in (
+            'DDL', 'CREATE', 'ALTER', 'ERASE', 'QUERY', 'TRUNCATE', 'RENAME', 'CINDEX', 'DINDEX'
+        )) as is_ddl,
+        coalesce(
+            case
+                when decode_error is not null
+                    then named_struct(
+                        'reason', decode_error, 'detail', decode_error_detail
+                    )
+                when type is null then named_struct(
+                    'reason', 'missing_required_field', 'detail', 'type is missing'
+                )
+            end,
+            {{ canal_millis_problem('es') }},
+            {{ canal_millis_problem('ts') }},
+            case
+                when id is not null and not trim(id) rlike '^[0-9]+$' then named_struct(
+                    'reason', 'invalid_field_type',
+                    'detail', 'id must be a non-negative integer'
+                )
+            end
+        ) as header_problem
+    from fields
+),
+
+rows_checked as (
+    select
+        *,
+        coalesce(
+            header_problem,
+            case when not is_ddl then coalesce(
+                    {{ canal_row_element_problem('data') }},
+                    {{ canal_row_element_problem('old') }},
+                    case
+                        when data is not null and old is not null and size(data) != size(old)
+                            then named_struct(
+                                'reason', 'invalid_field_type',
+                                'detail', concat(
+                                    'old is misaligned with data: ', cast(size(old) as string),
+                                    ' old element(s) for ', cast(size(data) as string),
+                                    ' data element(s), so no old element can be matched to its row'
+                                )
+                            )
+                    end
+                )
+            end
+        ) as message_decode_error
+    from message_checks
+),
+
+{#
+    the elements of each row of the message (data[i], old[i]); a DDL, row-less or undecodable
+    message has one row without elements. Neither data / old nor row_elements is named after
+    the explode (row_count is taken before it): Spark then leaves them out of the exploded
+    rows, where a 10,000-row message of 400 KB would be copied into each of its rows.
+#}
+message_rows as (
+    select
+        * except (data, old),
+        case
+            when message_decode_error is not null or is_ddl
+                then array(named_struct('data_row', null, 'old_row', null))
+            else transform(
+                    sequence(0, greatest(coalesce(size(data), 0), coalesce(size(old), 0), 1) - 1),
+                    i -> named_struct('data_row', get(data, i), 'old_row', get(old, i))
+                )
+        end as row_elements
+    from rows_checked
+),
+
+exploded as (
+    select
+        * except (row_elements, element),
+        element.data_row,
+        element.old_row
+    from (
+        select
+            *,
+            size(row_elements) as row_count
+        from message_rows
+    ) as counted
+        lateral view posexplode(row_elements) as row_index, element
+),
+
 canal_rows as (
-    select * from {{ ref('stg_dts_canal__rows') }}
-    {% if is_incremental() %}
-    where ingest_batch_id > {{ held_batch }}
-    {% endif %}
+    select
+        source_format,
+        canal_legacy_swap,
+        topic,
+        partition,
+        offset,
+        timestamp,
+        ingest_batch_id,
+        message_decode_error.reason as decode_error,
+        message_decode_error.detail as decode_error_detail,
+        row_index,
+        row_count,
+        type as type_code,
+        is_ddl,
+        nullif(database, '') as source_database,
+        nullif(`table`, '') as source_table,
+        pknames as pk_names,
+        mysqltype as column_types,
+        case when message_decode_error is null then cast(trim(es) as bigint) end as es_ms,
+        case when message_decode_error is null then cast(trim(ts) as bigint) end as ts_ms,
+        regexp_replace(trim(id), '^0+(?=.)', '') as canal_id,
+        nullif(gtid, '') as gtid,
+        sql as sql_text,
+        data_row is not null as has_data_row,
+        old_row is not null as has_old_row,
+        {# the images (docs/formats.md 4c): open-source meaning, or legacy (data / old swapped) #}
+        case
+            when canal_legacy_swap
+                then case type
+                    when 'UPDATE' then data_row
+                    when 'DELETE' then coalesce(old_row, data_row)
+                end
+            else case type
+                    when 'UPDATE'
+                        then
+                        case
+                            when data_row is null then null
+                            when old_row is null then data_row
+                            else {{ canal_overlay('data_row', 'old_row') }}
+                        end
+                    when 'DELETE' then data_row
+                end
+        end as before_image,
+        case
+            when canal_legacy_swap
+                then case
+                    when type in ('INSERT', 'INIT') then coalesce(old_row, data_row)
+                    when type = 'UPDATE' and data_row is not null and old_row is not null
+                        then {{ canal_overlay('data_row', 'old_row') }}
+                end
+            when type in ('INSERT', 'INIT', 'UPDATE') then data_row
+        end as after_image
+    from exploded
 ),
 
 op_codes as (

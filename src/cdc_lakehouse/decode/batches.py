@@ -9,8 +9,9 @@ Arrow-batched: no row-at-a-time UDF, one Python call per message.
 Nothing disappears and no record fails the batch: a decoder returns at least one row for every
 input message (a decode error is a row with ``decode_error`` set), and the loop turns anything
 else a decoder does on one record (an exception, no row, a value its Arrow field cannot take)
-into a ``decoder_error`` row for that record. A multi-row message (e.g. Canal JSON's ``data``
-array) returns a list; the input columns are then repeated for each of its rows, in order.
+into a ``decoder_error`` row for that record. A decoder may return a list for a message that
+carries several changes (none does since DTS Canal JSON, whose ``data`` array did, is decoded
+in SQL); the input columns are then repeated for each of its rows, in order.
 
 The decoded column itself (the raw ``value``) is not passed back unless asked for
 (``keep_column``): the models drop it, and repeating it for each row of a multi-row message
@@ -284,8 +285,8 @@ def _map_arrays(columns: list[Sequence[Any]], map_type: pa.MapType) -> list[pa.M
     """The map arrays of several columns of one map type; each distinct map object is
     converted once.
 
-    Rows often share a map object: a Canal image that is the message's ``data`` element as
-    sent, a multi-row message's type maps, a decoder's cached type maps. The distinct objects
+    Rows often share a map object: an image that is a message's element as sent, a decoder's
+    cached type maps. The distinct objects
     (by identity; all are alive in the rows) form one pool array, and each column takes its
     rows from the pool (an Arrow copy, much cheaper than converting Python strings again).
 

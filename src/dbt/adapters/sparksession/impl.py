@@ -60,6 +60,24 @@ class SparkSessionAdapter(SparkAdapter):
         return removed
 
     @available
+    def register_exact_json(self, name: str, schema_ddl: str) -> str:
+        """Register the exact JSON function ``name`` reading the top-level fields
+        ``schema_ddl`` (Spark DDL) in the project's SparkSession, and return ``name``
+        (macros/cdc_exact_json.sql; the function: :mod:`cdc_lakehouse.exact_json`). Registering
+        again replaces the function, so a changed schema takes effect.
+
+        Raises:
+            cdc_lakehouse.jars.JarsMissingError: the session has no exact-json jar (run
+                ``make install``).
+            pyspark.errors.IllegalArgumentException: a type the function cannot read.
+        """
+        from cdc_lakehouse.exact_json import register
+        from cdc_lakehouse.spark_session import get_spark
+
+        register(get_spark(), name, schema_ddl)
+        return name
+
+    @available
     def invocation_scalar(self, invocation_id: str, sql: str) -> Any:
         """The first column of the first row of ``sql`` (None when it returns no row), run at
         most once per dbt invocation ``invocation_id``: every node of the invocation gets the
