@@ -62,3 +62,45 @@
         filter(map_entries({{ changes }}), e -> not map_contains_key({{ base }}, e.key))
     ))
 {%- endmacro %}
+
+{#
+    canal_before_image(data_row, old_row) / canal_after_image(data_row, old_row): the row
+    before / after the change of one row of a message (docs/formats.md 4c), from its data and
+    old elements (maps, NULL when not sent), the message's type_code and its topic's
+    canal_legacy_swap. Open-source meaning: INSERT / INIT after = data; UPDATE after = data,
+    before = data overlaid with old (or data when old is not sent); DELETE before = data.
+    Legacy meaning: INSERT / INIT after = old, else data; UPDATE before = data, after = data
+    overlaid with old (NULL without both); DELETE before = old, else data. Other types: NULL.
+#}
+{% macro canal_before_image(data_row, old_row) -%}
+    case
+        when canal_legacy_swap then case type_code
+            when 'UPDATE' then {{ data_row }}
+            when 'DELETE' then coalesce({{ old_row }}, {{ data_row }})
+        end
+        when type_code = 'UPDATE' then case
+            when {{ old_row }} is null then {{ data_row }}
+            when {{ data_row }} is not null then {{ canal_overlay(data_row, old_row) }}
+        end
+        when type_code = 'DELETE' then {{ data_row }}
+    end
+{%- endmacro %}
+
+{% macro canal_after_image(data_row, old_row) -%}
+    case
+        when canal_legacy_swap then case
+            when type_code in ('INSERT', 'INIT') then coalesce({{ old_row }}, {{ data_row }})
+            when type_code = 'UPDATE' and {{ data_row }} is not null and {{ old_row }} is not null
+                then {{ canal_overlay(data_row, old_row) }}
+        end
+        when type_code in ('INSERT', 'INIT', 'UPDATE') then {{ data_row }}
+    end
+{%- endmacro %}
+
+{#
+    canal_state_image(row): the image that says which row a row of a message is about (the
+    before image of a DELETE, else the after image); row is a struct with both.
+#}
+{% macro canal_state_image(row) -%}
+    case when type_code = 'DELETE' then {{ row }}.before_image else {{ row }}.after_image end
+{%- endmacro %}

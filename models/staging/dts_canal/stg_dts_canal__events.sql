@@ -40,13 +40,13 @@
 
 {{ batch_partitioned_config() }}
 
-{# why an image its op needs is missing (the detail of missing_required_field) #}
+{# why an image its op needs is missing (the detail of missing_required_field), of row r #}
 {% set missing_image_detail %}
 concat(
     type_code,
     ' without its ',
     case
-        when op in ('insert', 'snapshot', 'update') and after_image is null then 'after'
+        when op in ('insert', 'snapshot', 'update') and r.after_image is null then 'after'
         else 'before'
     end,
     ' image: ',
@@ -55,7 +55,7 @@ concat(
             then 'on a canal_legacy_swap topic an UPDATE needs data (the old '
             || 'row) and old (the new row)'
         when canal_legacy_swap then 'neither data nor old carries a row'
-        when not has_data_row and has_old_row
+        when not r.has_data_row and r.has_old_row
             then 'data is null or empty and only old carries a row (a DTS '
             || 'instance created before 2022-03-20? set canal_legacy_swap for '
             || 'the topic in seeds/cdc_topics.csv)'
@@ -63,27 +63,9 @@ concat(
     end
 )
 {% endset %}
-
-{% set checks = [
-    [
-        'op_kind is null', 'unknown_op',
-        "concat('type ', type_code, ' is not a Canal DML type (INSERT, UPDATE, DELETE, INIT) ', "
-        ~ "'and isDdl is not true')",
-    ],
-    ['es_ms is null', 'missing_required_field', "'es is missing'"],
-    [
-        "op_kind = 'ddl' and coalesce(trim(sql_text), '') = ''", 'missing_required_field',
-        "concat('DDL message (type ', type_code, ') without sql')",
-    ],
-    ["op_kind = 'ddl'", none, none],
-    ['source_table is null', 'missing_required_field', "'table is missing'"],
-    [
-        "(op in ('insert', 'snapshot', 'update') and after_image is null) "
-        ~ "or (op in ('delete', 'update') and before_image is null)",
-        'missing_required_field', missing_image_detail,
-    ],
-    missing_key_check([['state_image', 'key_columns'], ['before_image', 'key_columns']]),
-] %}
+{% set missing_key = missing_key_check(
+    [['r.state_image', 'r.key_columns'], ['r.before_image', 'r.key_columns']]
+) %}
 
 {% set held_batch = held_max('ingest_batch_id') if is_incremental() else -1 %}
 {% set new_records = "source_format = 'dts_canal_json' and ingest_batch_id > " ~ held_batch %}
@@ -190,41 +172,8 @@ rows_checked as (
     from message_checks
 ),
 
-{#
-    the elements of each row of the message (data[i], old[i]); a DDL, row-less or undecodable
-    message has one row without elements. Neither data / old nor row_elements is named after
-    the explode (row_count is taken before it): Spark then leaves them out of the exploded
-    rows, where a 10,000-row message of 400 KB would be copied into each of its rows.
-#}
-message_rows as (
-    select
-        * except (data, old),
-        case
-            when message_decode_error is not null or is_ddl
-                then array(named_struct('data_row', null, 'old_row', null))
-            else transform(
-                    sequence(0, greatest(coalesce(size(data), 0), coalesce(size(old), 0), 1) - 1),
-                    i -> named_struct('data_row', get(data, i), 'old_row', get(old, i))
-                )
-        end as row_elements
-    from rows_checked
-),
-
-exploded as (
-    select
-        * except (row_elements, element),
-        element.data_row,
-        element.old_row
-    from (
-        select
-            *,
-            size(row_elements) as row_count
-        from message_rows
-    ) as counted
-        lateral view posexplode(row_elements) as row_index, element
-),
-
-canal_rows as (
+{# the message's own columns, in the normalized vocabulary #}
+message_fields as (
     select
         source_format,
         canal_legacy_swap,
@@ -233,10 +182,10 @@ canal_rows as (
         offset,
         timestamp,
         ingest_batch_id,
+        data,
+        old,
         message_decode_error.reason as decode_error,
         message_decode_error.detail as decode_error_detail,
-        row_index,
-        row_count,
         type as type_code,
         is_ddl,
         nullif(database, '') as source_database,
@@ -248,101 +197,162 @@ canal_rows as (
         regexp_replace(trim(id), '^0+(?=.)', '') as canal_id,
         nullif(gtid, '') as gtid,
         sql as sql_text,
-        data_row is not null as has_data_row,
-        old_row is not null as has_old_row,
-        {# the images (docs/formats.md 4c): open-source meaning, or legacy (data / old swapped) #}
-        case
-            when canal_legacy_swap
-                then case type
-                    when 'UPDATE' then data_row
-                    when 'DELETE' then coalesce(old_row, data_row)
-                end
-            else case type
-                    when 'UPDATE'
-                        then
-                        case
-                            when data_row is null then null
-                            when old_row is null then data_row
-                            else {{ canal_overlay('data_row', 'old_row') }}
-                        end
-                    when 'DELETE' then data_row
-                end
-        end as before_image,
-        case
-            when canal_legacy_swap
-                then case
-                    when type in ('INSERT', 'INIT') then coalesce(old_row, data_row)
-                    when type = 'UPDATE' and data_row is not null and old_row is not null
-                        then {{ canal_overlay('data_row', 'old_row') }}
-                end
-            when type in ('INSERT', 'INIT', 'UPDATE') then data_row
-        end as after_image
-    from exploded
-),
-
-op_codes as (
-    select
-        *,
         case
             when is_ddl then null
-            when type_code = 'INSERT' then 'insert'
-            when type_code = 'UPDATE' then 'update'
-            when type_code = 'DELETE' then 'delete'
-            when type_code = 'INIT' then 'snapshot'
+            when type = 'INSERT' then 'insert'
+            when type = 'UPDATE' then 'update'
+            when type = 'DELETE' then 'delete'
+            when type = 'INIT' then 'snapshot'
         end as op,
         case
             when is_ddl then 'ddl'
-            when type_code in ('INSERT', 'UPDATE', 'DELETE', 'INIT') then 'change'
+            when type in ('INSERT', 'UPDATE', 'DELETE', 'INIT') then 'change'
         end as op_kind,
-        case when type_code = 'INIT' then 0 else 1 end as snapshot_rank,
-        {# the image that says which row the record is about #}
-        case when type_code = 'DELETE' then before_image else after_image end as state_image
-    from canal_rows
-),
-
-keyed as (
-    select
-        *,
+        case when type = 'INIT' then 0 else 1 end as snapshot_rank,
         case
             when is_ddl then null
-            when size(pk_names) > 0 then 'primary_key'
+            when size(pknames) > 0 then 'primary_key'
             else 'all_columns'
-        end as key_source,
-        case
-            when is_ddl then null
-            when size(pk_names) > 0 then pk_names
-            else array_sort(map_keys(state_image))
-        end as key_columns
-    from op_codes
+        end as key_source
+    from rows_checked
 ),
 
-{# the verdict of each row of a message #}
+{#
+    the rows of each message, as an array: the elements (data[i], old[i]) and the images
+    (docs/formats.md 4c), open-source meaning or legacy (data / old swapped); a DDL, row-less
+    or undecodable message has one row without elements. Each message's rows are checked
+    here, before the explode, so that no shuffle gathers them again. Neither data / old nor
+    the arrays are named after the explode: Spark then leaves them out of the exploded rows,
+    where a 10,000-row message of 400 KB would be copied into each of its rows.
+#}
+message_rows as (
+    select
+        * except (data, old),
+        transform(
+            case
+                when decode_error is not null or is_ddl
+                    then array(named_struct('data_row', null, 'old_row', null))
+                else transform(
+                        sequence(
+                            0, greatest(coalesce(size(data), 0), coalesce(size(old), 0), 1) - 1
+                        ),
+                        i -> named_struct('data_row', get(data, i), 'old_row', get(old, i))
+                    )
+            end,
+            element -> named_struct(
+                'has_data_row', element.data_row is not null,
+                'has_old_row', element.old_row is not null,
+                'before_image', {{ canal_before_image('element.data_row', 'element.old_row') }},
+                'after_image', {{ canal_after_image('element.data_row', 'element.old_row') }}
+            )
+        ) as row_images
+    from message_fields
+),
+
+{# the image that says which row each row is about, and its key columns #}
+keyed_rows as (
+    select
+        * except (row_images),
+        transform(
+            row_images,
+            r -> named_struct(
+                'has_data_row', r.has_data_row,
+                'has_old_row', r.has_old_row,
+                'before_image', r.before_image,
+                'after_image', r.after_image,
+                'state_image', {{ canal_state_image('r') }},
+                'key_columns', case
+                    when is_ddl then null
+                    when size(pk_names) > 0 then pk_names
+                    else array_sort(map_keys({{ canal_state_image('r') }}))
+                end
+            )
+        ) as message_rows
+    from message_rows
+),
+
+{#
+    the verdict of the message: its first problem, of the message (then row 0) or of its
+    lowest row; a message with a problem is quarantined whole
+#}
 checked as (
     select
         *,
-        {{ quarantine_checks(checks) }}
-    from keyed
+        case
+            when decode_error is not null
+                then named_struct(
+                    'row_index', 0, 'reason', decode_error, 'detail', decode_error_detail
+                )
+            when op_kind is null
+                then named_struct(
+                    'row_index', 0,
+                    'reason', 'unknown_op',
+                    'detail', concat(
+                        'type ', type_code,
+                        ' is not a Canal DML type (INSERT, UPDATE, DELETE, INIT) ',
+                        'and isDdl is not true'
+                    )
+                )
+            when es_ms is null
+                then named_struct(
+                    'row_index', 0, 'reason', 'missing_required_field', 'detail', 'es is missing'
+                )
+            when op_kind = 'ddl' and coalesce(trim(sql_text), '') = ''
+                then named_struct(
+                    'row_index', 0,
+                    'reason', 'missing_required_field',
+                    'detail', concat('DDL message (type ', type_code, ') without sql')
+                )
+            when op_kind = 'ddl' then null
+            when source_table is null
+                then named_struct(
+                    'row_index', 0, 'reason', 'missing_required_field', 'detail', 'table is missing'
+                )
+            else get(filter(
+                    transform(
+                        message_rows,
+                        (r, i) -> case
+                            when
+                                (op in ('insert', 'snapshot', 'update') and r.after_image is null)
+                                or (op in ('delete', 'update') and r.before_image is null)
+                                then named_struct(
+                                    'row_index', i,
+                                    'reason', 'missing_required_field',
+                                    'detail', {{ missing_image_detail }}
+                                )
+                            when {{ missing_key[0] }} then named_struct(
+                                'row_index', i,
+                                'reason', '{{ missing_key[1] }}',
+                                'detail', {{ missing_key[2] }}
+                            )
+                        end
+                    ),
+                    problem -> problem is not null
+                ), 0)
+        end as message_problem
+    from keyed_rows
 ),
 
-{# the first problem of the message (lowest row index), if any row has one #}
-messages as (
+{# one row per row of the message; a quarantined message is one row, its first row's #}
+exploded as (
     select
-        *,
-        min(
+        * except (message_rows, kept_rows, message_row),
+        message_row.*
+    from (
+        select
+            *,
+            size(message_rows) as row_count,
             case
-                when quarantine_reason is not null then named_struct(
-                    'row_index', row_index,
-                    'reason', quarantine_reason,
-                    'detail', quarantine_detail
-                )
-            end
-        ) over (partition by topic, partition, offset) as message_problem
-    from checked
+                when message_problem is null then message_rows else slice(message_rows, 1, 1)
+            end as kept_rows
+        from checked
+    ) as counted
+        lateral view posexplode(kept_rows) as row_index, message_row
 ),
 
 normalized as (
     select
-        * except (op, quarantine_reason, quarantine_detail),
+        * except (op),
         case when message_problem is null then op end as op,
         message_problem.reason as quarantine_reason,
         case
@@ -366,9 +376,7 @@ normalized as (
             )
         end as ordering_key,
         case when is_ddl then sql_text end as ddl_text
-    from messages
-    {# a quarantined message is one row: its first row stands for it #}
-    where message_problem is null or row_index = 0
+    from exploded
 ),
 
 final as (
