@@ -69,7 +69,8 @@
 {#
     built_state(): what a build's tables are a function of besides bronze, as an md5 (the
     adapter's project_state: the files of the project's models, macros, seeds, tests and
-    dbt_project.yml, the cdc_lakehouse package's source, the --vars and the target's schema).
+    dbt_project.yml, the cdc_lakehouse package's source, the source of the project's JVM
+    functions (jvm/exact-json/src), the --vars and the target's schema).
     Two invocations with the same built_state build the same tables from the same records.
 #}
 {% macro built_state() %}

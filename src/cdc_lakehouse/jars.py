@@ -60,6 +60,19 @@ BUILDS = {
 """Class path name -> the poms of the jars the project builds into it (``mvn package``; each
 pom's one jar, ``target/<artifactId>-<version>.jar``), relative to the project directory."""
 
+
+def built_sources() -> list[Path]:
+    """The source folders (``src``) of the jars the project builds (:data:`BUILDS`), under
+    :data:`PROJECT_DIR`, that exist: what the project's JVM functions do (the exact JSON
+    function that decodes DTS Canal JSON)."""
+    poms = [pom for built in BUILDS.values() for pom in built]
+    return [
+        PROJECT_DIR / Path(pom).parent / "src"
+        for pom in poms
+        if (PROJECT_DIR / Path(pom).parent / "src").is_dir()
+    ]
+
+
 _VERSIONED_JAR = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d[^-]*(?:-[^-]+)*)\.jar$")
 
 

@@ -76,14 +76,19 @@ def _project(root):
 
 def test_the_project_state_changes_with_a_file_the_vars_or_the_schema(tmp_path):
     """A build is up to date only with the recorded build's project state
-    (macros/cdc_test_scope.sql): any changed model, macro or package file, --vars or target
-    schema gives another digest; compiled Python caches do not."""
+    (macros/cdc_test_scope.sql): any changed model, macro or package file, JVM function
+    source, --vars or target schema gives another digest; compiled Python caches do not."""
     from dbt.adapters.sparksession.project_state import digest
 
     package = _project(tmp_path)
+    jvm_source = tmp_path / "jvm" / "src"
+    jvm_source.mkdir(parents=True)
+    (jvm_source / "ExactJson.java").write_text("class ExactJson {}\n")
 
     def state(vars_=None, schema="silver"):
-        return digest(tmp_path, ["models", "macros", "seeds"], package, vars_ or {}, schema)
+        return digest(
+            tmp_path, ["models", "macros", "seeds"], [package, jvm_source], vars_ or {}, schema
+        )
 
     first = state()
     assert state() == first
@@ -92,7 +97,11 @@ def test_the_project_state_changes_with_a_file_the_vars_or_the_schema(tmp_path):
     assert state() == first
     assert state({"cdc_formats": ["dts_canal_json"]}) != first
     assert state(schema="dev_ana_silver") != first
-    for changed in (tmp_path / "macros" / "x.sql", package / "decode.py"):
+    for changed in (
+        tmp_path / "macros" / "x.sql",
+        package / "decode.py",
+        jvm_source / "ExactJson.java",
+    ):
         before = changed.read_text()
         changed.write_text(before + "-- edited\n")
         assert state() != first, changed

@@ -12,6 +12,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter
 
 import cdc_lakehouse
+from cdc_lakehouse import jars
 from dbt.adapters.sparksession import project_state
 from dbt.adapters.sparksession.connections import SparkSessionConnectionManager
 from dbt.adapters.sparksession.python_submissions import SessionPythonJobHelper
@@ -101,7 +102,8 @@ class SparkSessionAdapter(SparkAdapter):
         """The md5 of what this invocation's tables are a function of besides bronze
         (:func:`dbt.adapters.sparksession.project_state.digest`: the project's model, macro,
         seed, test and snapshot files and ``dbt_project.yml``, the ``cdc_lakehouse`` package's
-        source, ``--vars``, the target's schema), computed once per dbt invocation
+        source and that of the project's JVM functions, ``--vars``, the target's schema),
+        computed once per dbt invocation
         ``invocation_id`` (macros/cdc_test_scope.sql, built_state)."""
         return str(_once_per_invocation(invocation_id, "project_state", self._project_state))
 
@@ -118,7 +120,7 @@ class SparkSessionAdapter(SparkAdapter):
         return project_state.digest(
             Path(config.project_root),
             folders,
-            Path(cdc_lakehouse.__file__).parent,
+            [Path(cdc_lakehouse.__file__).parent, *jars.built_sources()],
             config.cli_vars,
             str(config.credentials.schema),
         )
