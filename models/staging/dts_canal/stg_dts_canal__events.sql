@@ -63,6 +63,22 @@ concat(
     end
 )
 {% endset %}
+{# the checks of the whole message (macro quarantine_checks: the decoding's own verdict first) #}
+{% set message_level_checks = [
+    [
+        'op_kind is null', 'unknown_op',
+        "concat('type ', type_code, ' is not a Canal DML type (INSERT, UPDATE, DELETE, INIT) ', "
+        ~ "'and isDdl is not true')",
+    ],
+    ['es_ms is null', 'missing_required_field', "'es is missing'"],
+    [
+        "op_kind = 'ddl' and coalesce(trim(sql_text), '') = ''", 'missing_required_field',
+        "concat('DDL message (type ', type_code, ') without sql')",
+    ],
+    ["op_kind = 'ddl'", none, none],
+    ['source_table is null', 'missing_required_field', "'table is missing'"],
+] %}
+{# the checks of each row r of a change message #}
 {% set missing_key = missing_key_check(
     [['r.state_image', 'r.key_columns'], ['r.before_image', 'r.key_columns']]
 ) %}
@@ -271,44 +287,28 @@ keyed_rows as (
     from message_rows
 ),
 
+{# the verdict of the whole message #}
+message_verdicts as (
+    select
+        *,
+        {{ quarantine_checks(message_level_checks) }}
+    from keyed_rows
+),
+
 {#
-    the verdict of the message: its first problem, of the message (then row 0) or of its
-    lowest row; a message with a problem is quarantined whole
+    the first problem of the message: its own (then row 0), else that of its lowest row; a
+    message with a problem is quarantined whole
 #}
 checked as (
     select
-        *,
+        * except (quarantine_reason, quarantine_detail),
         case
-            when decode_error is not null
+            when quarantine_reason is not null
                 then named_struct(
-                    'row_index', 0, 'reason', decode_error, 'detail', decode_error_detail
+                    'row_index', 0, 'reason', quarantine_reason, 'detail', quarantine_detail
                 )
-            when op_kind is null
-                then named_struct(
-                    'row_index', 0,
-                    'reason', 'unknown_op',
-                    'detail', concat(
-                        'type ', type_code,
-                        ' is not a Canal DML type (INSERT, UPDATE, DELETE, INIT) ',
-                        'and isDdl is not true'
-                    )
-                )
-            when es_ms is null
-                then named_struct(
-                    'row_index', 0, 'reason', 'missing_required_field', 'detail', 'es is missing'
-                )
-            when op_kind = 'ddl' and coalesce(trim(sql_text), '') = ''
-                then named_struct(
-                    'row_index', 0,
-                    'reason', 'missing_required_field',
-                    'detail', concat('DDL message (type ', type_code, ') without sql')
-                )
-            when op_kind = 'ddl' then null
-            when source_table is null
-                then named_struct(
-                    'row_index', 0, 'reason', 'missing_required_field', 'detail', 'table is missing'
-                )
-            else get(filter(
+            when op_kind = 'change'
+                then get(filter(
                     transform(
                         message_rows,
                         (r, i) -> case
@@ -330,7 +330,7 @@ checked as (
                     problem -> problem is not null
                 ), 0)
         end as message_problem
-    from keyed_rows
+    from message_verdicts
 ),
 
 {# one row per row of the message; a quarantined message is one row, its first row's #}
