@@ -4,31 +4,6 @@
 #}
 
 {#
-    canal_millis_problem(field): NULL, or the struct(reason, detail) of a message whose es / ts
-    (`field`, its text) is not a JSON integer or a string of digits (invalid_field_type), or
-    is not epoch milliseconds in the years 1-9999, what a Spark timestamp holds
-    (invalid_field_value).
-#}
-{% macro canal_millis_problem(field) -%}
-    case
-        when {{ field }} is null then null
-        when not trim({{ field }}) rlike '^[0-9]+$'
-            then named_struct(
-                'reason', 'invalid_field_type',
-                'detail', '{{ field }} must be a non-negative integer'
-            )
-        when coalesce(try_cast(trim({{ field }}) as bigint) > 253402300799999, true)
-            then named_struct(
-                'reason', 'invalid_field_value',
-                'detail', concat(
-                    '{{ field }} = ', regexp_replace(trim({{ field }}), '^0+(?=.)', ''),
-                    ' is not a time in the years 1-9999 (epoch ms)'
-                )
-            )
-    end
-{%- endmacro %}
-
-{#
     canal_row_element_problem(rows): NULL, or the struct(reason, detail) naming the first
     element of `rows` (data or old, array of maps) that is JSON null instead of a row object.
 #}

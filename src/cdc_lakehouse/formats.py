@@ -44,11 +44,13 @@ class Format:
             model and its SQL ``stg_<staging_folder>__events`` model (shared with the other
             formats of the same decoder).
         decoder: module of ``cdc_lakehouse.decode`` that decodes the Kafka values; None for
-            a format decoded in the JVM by its SQL events model (``dts_canal_json``: the exact
-            JSON function, macros/cdc_exact_json.sql), which has no Python decoder.
+            a format decoded in the JVM by a SQL model (``dts_canal_json``, ``dataworks_json``
+            and ``datahub_blob``: the exact JSON function, macros/cdc_exact_json.sql), which
+            has no Python decoder.
         decoding_model: the model in the staging folder that decodes the Kafka values
             (``silver.<decoding_model>``): the dbt Python model that applies ``decoder``, or
-            the events model itself for a format decoded in SQL.
+            for a format decoded in SQL its SQL model that reads bronze (the events model
+            itself for Canal, ``stg_dataworks__envelopes`` for DataWorks).
         gold_folder: ``models/gold/tables/<gold_folder>/``, and the first part of the format's
             typed gold model (and table) names.
         type_family: the ``type_family`` of ``seeds/cdc_type_mappings.csv`` that the format's
@@ -78,7 +80,7 @@ class Format:
 
     @property
     def decoder_module(self) -> str | None:
-        """Dotted name of :attr:`decoder`, e.g. ``cdc_lakehouse.decode.dataworks``; None for a
+        """Dotted name of :attr:`decoder`, e.g. ``cdc_lakehouse.decode.lindorm``; None for a
         format decoded in SQL."""
         return None if self.decoder is None else f"cdc_lakehouse.decode.{self.decoder}"
 
@@ -92,7 +94,7 @@ MANIFEST: tuple[Format, ...] = (
     Format(
         name="dataworks_json",
         staging_folder="dataworks",
-        decoder="dataworks",
+        decoder=None,
         decoding_model="stg_dataworks__envelopes",
         gold_folder="dataworks",
         type_family="dataworks",
@@ -102,7 +104,7 @@ MANIFEST: tuple[Format, ...] = (
     Format(
         name="datahub_blob",
         staging_folder="dataworks",
-        decoder="dataworks",
+        decoder=None,
         decoding_model="stg_dataworks__envelopes",
         gold_folder="datahub_blob",
         type_family="dataworks",

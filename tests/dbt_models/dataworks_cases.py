@@ -190,7 +190,51 @@ BROKEN: list[tuple[str | None, str | None, str]] = [
     ('{"payload": "INSERT"}', None, "invalid_field_type"),
     (None, None, "empty_value"),
     (None, base64.b64encode(b"\xff\xfe{}").decode(), "invalid_utf8"),
+    # decoded by the exact JSON function (offsets 12-): the checks its SQL model adds
+    ('{"payload": {"op": "INSERT", "x": NaN}}', None, "invalid_json"),
+    ('{"payload": {"op": "INSERT", "op": "DELETE"}}', None, "duplicate_key"),
+    (
+        message("INSERT", "804", after=order(8, "x")).replace('"804"', "8.04"),
+        None,
+        "invalid_field_type",
+    ),
+    ('{"payload": {"op": "INSERT", "after": {"dataColumn": [1]}}}', None, "invalid_field_type"),
+    ('{"schema": {"primaryKey": "id"}, "payload": {"op": "INSERT"}}', None, "invalid_field_type"),
+    (
+        message("INSERT", "805", after=order(8, "x")).replace("1700000000000", '"soon"'),
+        None,
+        "invalid_field_type",
+    ),
+    (
+        message("INSERT", "806", after=order(8, "x")).replace("1700000000000", "-62135596800001"),
+        None,
+        "invalid_field_value",
+    ),
+    (
+        message("INSERT", "807", after=order(8, "x"), columns=[{"name": "id"}, {"name": "id"}]),
+        None,
+        "invalid_field_value",
+    ),
+    # a number where the op code's text belongs is that text: no DataWorks op
+    (
+        '{"schema": {"source": {"tableName": "orders"}}, "payload": {"op": 5, "sequenceId": 808}}',
+        None,
+        "unknown_op",
+    ),
 ]
+BROKEN_DETAILS = {
+    12: "not valid JSON",
+    13: "the key 'op' appears twice in one object",
+    14: "payload.sequenceId must be a string of digits",
+    15: "payload.after.dataColumn must be an object, not an array",
+    16: "schema.primaryKey must be an array, not a string",
+    17: "payload.timestamp.eventTime must be epoch milliseconds",
+    18: "payload.timestamp.eventTime = -62135596800001 is not a time in the years 1-9999 "
+    "(epoch ms)",
+    19: "schema.dataColumn names the column id twice",
+    20: "payload.op 5 is not a DataWorks op",
+}
+"""Offset in partition 3 -> what its quarantine row's reason_detail says (or starts with)."""
 
 EXPECTED_ORDERS = {
     '{"id":"1"}': {

@@ -135,6 +135,19 @@ def test_every_broken_record_is_quarantined_with_its_reason(spark, built_lake):
         assert (bytes(row["raw_value"]) if row["raw_value"] is not None else None) == expected
 
 
+def test_a_broken_record_says_what_is_wrong_where(spark, built_lake):
+    """The checks of the exact JSON decoding (stg_dataworks__envelopes) name the field's path
+    and the value at fault."""
+    rows = spark.sql(
+        "select kafka_offset, reason_detail from silver.quarantine "
+        f"where kafka_partition = 3 and kafka_topic = '{cases.TOPIC}' and kafka_offset >= 12"
+    ).collect()
+    details = {r["kafka_offset"]: r["reason_detail"] for r in rows}
+    assert set(details) == set(cases.BROKEN_DETAILS)
+    for offset, expected in cases.BROKEN_DETAILS.items():
+        assert details[offset].startswith(expected), (offset, details[offset])
+
+
 def test_control_events_of_the_cases(spark, built_lake):
     rows = spark.sql(
         "select control_type, source_op from silver.control_events where kafka_partition = 1 "
@@ -175,12 +188,12 @@ def test_reingesting_the_same_dumps_adds_nothing(spark, built_lake, ingest_dump)
     assert spark.table("bronze.kafka_records").count() == before
 
 
-def test_docs_lineage_runs_from_bronze_through_the_python_model_to_gold(run_dbt, built_lake):
+def test_docs_lineage_runs_from_bronze_through_the_decoding_model_to_gold(run_dbt, built_lake):
     run_dbt("docs", "generate")
     manifest = json.loads((run_dbt.target_path / "manifest.json").read_text())
     parents = manifest["parent_map"]
     envelopes = "model.cdc_lakehouse.stg_dataworks__envelopes"
-    assert manifest["nodes"][envelopes]["language"] == "python"
+    assert manifest["nodes"][envelopes]["language"] == "sql"  # the exact JSON function
     chain = [
         "model.cdc_lakehouse.current_rows",
         "model.cdc_lakehouse.int_row_versions",

@@ -335,6 +335,52 @@ def test_register_refuses_unsupported_schemas(spark: Any) -> None:
             exact_json.register(spark, "exact_json_refused", ddl)
 
 
+NESTED_SCHEMA = (
+    "s struct<v: string, n: bigint, t: struct<m: map<string,string>>>, "
+    "a array<struct<name: string, l: array<string>>>"
+)
+
+
+def test_nested_objects_are_structs_with_the_same_rules(spark: Any) -> None:
+    """A struct field reads an object by the same rules as the top level (nested to any
+    depth), an array of structs an array of objects; a field error names the field's path."""
+    exact_json.register(spark, "exact_json_nested", NESTED_SCHEMA)
+    decode = _runner(
+        spark,
+        "exact_json_nested",
+        "d.s.v, d.s.n, map_entries(d.s.t.m) AS m, d.a, d.decode_error, d.decode_error_detail",
+    )
+    rows = decode(
+        [
+            b'{"s":{"v":1.50,"x":[1],"n":-0,"t":{"m":{"b":2e0,"a":null}}},'
+            b'"a":[{"name":"id","l":[7,"x"]},null,{}]}',
+            b'{"s":null,"a":null}',
+            b'{"s":{"t":[]}}',
+            b'{"a":[{"name":"id"},5]}',
+            b'{"s":{"n":1.5}}',
+            b'{"s":{"v":"x","v":"y"}}',
+        ]
+    )
+    assert rows[0] == {
+        "v": "1.50",
+        "n": 0,
+        "m": [("b", "2e0"), ("a", None)],
+        "a": [("id", ["7", "x"]), None, (None, None)],
+        "decode_error": None,
+        "decode_error_detail": None,
+    }
+    assert [r["v"] for r in rows[1:2]] == [None] and rows[1]["a"] is None
+    assert [(r["decode_error"], r["decode_error_detail"]) for r in rows[2:]] == [
+        ("invalid_field_type", "s.t must be an object, not an array"),
+        ("invalid_field_type", "a[1] must be an object, not a number"),
+        (
+            "invalid_field_type",
+            "s.n must be an integer, not a number with a fraction or an exponent",
+        ),
+        ("duplicate_key", "the key 'v' appears twice in one object"),
+    ]
+
+
 # --- parity with json_text on Canal messages --------------------------------------------------
 
 TRICKY_NUMBERS = [

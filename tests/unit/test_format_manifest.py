@@ -81,9 +81,8 @@ def test_the_formats_of_a_staging_folder_share_one_decoder_and_decoding_model(fo
     assert len({fmt.decoder for fmt in folder_formats}) == 1
     assert len({fmt.decoding_model for fmt in folder_formats}) == 1
     assert folder_formats[0].decoding_model.startswith(f"stg_{folder}__")
-    if folder_formats[0].decoder is None:  # decoded in SQL: by the events model itself
+    if folder_formats[0].decoder is None:  # decoded in SQL (by the events model or its input)
         assert folder_formats[0].decoder_module is None
-        assert folder_formats[0].decoding_model == folder_formats[0].events_model
     else:
         assert folder_formats[0].decoding_model != folder_formats[0].events_model
 
@@ -149,14 +148,16 @@ def test_a_staging_folder_holds_its_formats_models_and_one_yaml(folder):
     assert set(documented) == models
     events_sql = (path / f"{events}.sql").read_text("utf-8")
     if folder_formats[0].decoder is None:
-        # decoded in SQL: the events model alone, reading bronze, no Python model
-        assert decoding == events
-        assert models == {events}
+        # decoded in SQL: the decoding model (the events model itself, or the model it reads)
+        # reads bronze; no Python model
+        assert models == {decoding, events}
         assert not list(path.glob("*.py"))
-        assert (path / f"{events}.sql").is_file()
-        assert "ref('stg_bronze__kafka_records')" in events_sql
+        decoding_sql = (path / f"{decoding}.sql").read_text("utf-8")
+        assert "ref('stg_bronze__kafka_records')" in decoding_sql
         for name in formats.names(folder_formats):
-            assert f"'{name}'" in events_sql
+            assert f"'{name}'" in decoding_sql
+        if decoding != events:
+            assert f"ref('{decoding}')" in events_sql
         return
     assert models == {decoding, events}
     assert (path / f"{decoding}.py").is_file() and (path / f"{events}.sql").is_file()

@@ -3,7 +3,7 @@
 ``generate_schema_evolution`` history (consistent, deterministic, every DDL kind in order),
 and each supporting encoder: DDL messages with the expected statement / MD version, rows after
 a DDL declaring the new columns, and a round trip through the project's Python decoders (DTS
-Canal JSON, decoded in SQL, is checked as sent)."""
+Canal JSON and DataWorks / DataHub Blob JSON, decoded in SQL, are checked as sent)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ import pytest
 from cdc_lakehouse.decode import dts_avro as avro_decoder
 from cdc_lakehouse.decode import dts_shareplex as shareplex_decoder
 from cdc_lakehouse.decode import qlik
-from cdc_lakehouse.decode.dataworks import decode_envelope
 from cdc_lakehouse.decode.json_text import loads, value_text
 from cdc_lakehouse.decode.lindorm import decode_one as decode_lindorm
 from cdc_lakehouse.simulate.encoders import (
@@ -55,6 +54,7 @@ from cdc_lakehouse.simulate.schema_evolution import (
     generate_schema_evolution,
     history_for_format,
 )
+from tests.unit.test_simulate_dataworks_encoders import read_envelope
 
 # --------------------------------------------------------------------------- tiny history
 
@@ -392,8 +392,7 @@ def test_dataworks_envelopes_round_trip(module: Any):
     history = evolution()
     messages = module.encode(history, TOPIC_PREFIX)
     assert {m.topic for m in messages} == {f"simddl.{module.FORMAT}"}
-    decoded = [decode_envelope(m.value) for m in messages]
-    assert [d["decode_error"] for d in decoded] == [None] * len(decoded)
+    decoded = [read_envelope(m.value) for m in messages]  # as sent; asserts each one's shape
     expected: list[tuple[Any, ...]] = []
     for _t, event in events(history):
         if isinstance(event, SchemaChange):

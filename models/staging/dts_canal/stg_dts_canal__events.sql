@@ -151,8 +151,12 @@ message_checks as (
                     'reason', 'missing_required_field', 'detail', 'type is missing'
                 )
             end,
-            {{ canal_millis_problem('es') }},
-            {{ canal_millis_problem('ts') }},
+            {{ epoch_ms_problem(
+                'es', 'es', signed=false, type_detail='es must be a non-negative integer'
+            ) }},
+            {{ epoch_ms_problem(
+                'ts', 'ts', signed=false, type_detail='ts must be a non-negative integer'
+            ) }},
             case
                 when id is not null and not trim(id) rlike '^[0-9]+$' then named_struct(
                     'reason', 'invalid_field_type',
@@ -208,8 +212,14 @@ message_fields as (
         nullif(`table`, '') as source_table,
         pknames as pk_names,
         mysqltype as column_types,
-        case when message_decode_error is null then cast(trim(es) as bigint) end as es_ms,
-        case when message_decode_error is null then cast(trim(ts) as bigint) end as ts_ms,
+        case
+            when message_decode_error is null
+                then cast({{ integer_digits('es', signed=false) }} as bigint)
+        end as es_ms,
+        case
+            when message_decode_error is null
+                then cast({{ integer_digits('ts', signed=false) }} as bigint)
+        end as ts_ms,
         regexp_replace(trim(id), '^0+(?=.)', '') as canal_id,
         nullif(gtid, '') as gtid,
         sql as sql_text,

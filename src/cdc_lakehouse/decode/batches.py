@@ -1,29 +1,23 @@
 """The Arrow batch loop every decoder shares, and the Spark DDL of its output.
 
-A format decoder is a per-message function ``decode_one(value) -> row | [rows]`` (a row is a
-dict with one entry per output field) plus the list of output fields (``pyarrow.Field``).
-:func:`append_decoded` turns that pair into a ``DataFrame.mapInArrow`` function, and
-:func:`output_schema_ddl` gives the Spark DDL schema ``mapInArrow`` needs. The loop is
-Arrow-batched: no row-at-a-time UDF, one Python call per message.
+A format decoder is a per-message function ``decode_one(value) -> row`` (a dict with one entry
+per output field) plus the list of output fields (``pyarrow.Field``). :func:`append_decoded`
+turns that pair into a ``DataFrame.mapInArrow`` function, and :func:`output_schema_ddl` gives
+the Spark DDL schema ``mapInArrow`` needs. The loop is Arrow-batched: no row-at-a-time UDF, one
+Python call per message, one output row per message (a format whose message carries several
+changes, DTS Canal JSON, is decoded in SQL: its rows are exploded there).
 
-Nothing disappears and no record fails the batch: a decoder returns at least one row for every
-input message (a decode error is a row with ``decode_error`` set), and the loop turns anything
-else a decoder does on one record (an exception, no row, a value its Arrow field cannot take)
-into a ``decoder_error`` row for that record. A decoder may return a list for a message that
-carries several changes (none does since DTS Canal JSON, whose ``data`` array did, is decoded
-in SQL); the input columns are then repeated for each of its rows, in order.
+Nothing disappears and no record fails the batch: a decoder returns a row for every input
+message (a decode error is a row with ``decode_error`` set), and the loop turns anything else a
+decoder does on one record (an exception, something other than a row, a value its Arrow field
+cannot take) into a ``decoder_error`` row for that record.
 
 The decoded column itself (the raw ``value``) is not passed back unless asked for
-(``keep_column``): the models drop it, and repeating it for each row of a multi-row message
-made 4 GB of one 400 KB Canal message with 10,000 rows, more than one Arrow array holds
-(2 GiB), which failed the batch and every later build (issue 48). No record can make the
-output too large either: a batch is decoded in parts of at most :data:`BATCH_BYTES` of input
-and sent in batches of at most :data:`BATCH_BYTES` (halved until they fit; one message or one
-row may be larger), and when the rows of a part still do not fit Arrow arrays (over 2 GiB in
-one column: e.g. one message's 10,000 rows each repeating its 300 KB of column types), the
-part is split at record boundaries until each record fits or is alone; a record whose rows
-alone do not fit becomes one ``too_large`` row (``decoder_error`` when a value of it does not
-fit its field).
+(``keep_column``): the models drop it (issue 48). A batch is decoded in parts of at most
+:data:`BATCH_BYTES` of input and sent in batches of at most :data:`BATCH_BYTES` (halved until
+they fit; one row may be larger), and when the rows of a part do not become Arrow arrays (a
+value its field cannot take, or over 2 GiB in one column), the part is split until the record
+at fault is alone, which becomes a ``decoder_error`` row.
 
 The rows of a batch become Arrow columns field by field, not value by value: a map field's
 value is a dict (or a list of ``(key, item)`` tuples) and its column is built from the flat
@@ -42,10 +36,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from cdc_lakehouse.decode.shared import DECODER_ERROR, TOO_LARGE, bug_detail, error_row
+from cdc_lakehouse.decode.shared import DECODER_ERROR, bug_detail, error_row
 
 Row = dict[str, Any]
-DecodeOne = Callable[[Any], Row | list[Row]]
+DecodeOne = Callable[[Any], Row]
 ErrorRow = Callable[[str, str], Row]
 """``(reason, detail) -> row``: the output row of a record that cannot be decoded."""
 
@@ -70,17 +64,15 @@ def append_decoded(
     through (``column`` too with ``keep_column``).
 
     No record can fail the batch: when ``decode_one`` raises (a decoder bug: its own errors
-    are :class:`~cdc_lakehouse.decode.shared.DecodeError` rows already), returns an empty list,
-    or returns a value that does not fit its Arrow field, that record alone becomes one
-    ``error`` row with reason ``decoder_error`` and the exception's type and message as the
-    detail; when its rows together do not fit Arrow arrays (over 2 GiB in one column), one
-    ``error`` row with reason ``too_large``; the others are decoded as usual.
+    are :class:`~cdc_lakehouse.decode.shared.DecodeError` rows already), returns something
+    other than a row, or returns a value that does not fit its Arrow field, that record alone
+    becomes one ``error`` row with reason ``decoder_error`` and what went wrong as the detail;
+    the others are decoded as usual.
 
     Args:
         batches: input Arrow batches (``mapInArrow``'s iterator); must have ``column``.
-        decode_one: called once per value of ``column``; returns one row dict, or a non-empty
-            list of row dicts for a message that carries several changes. Missing keys are
-            NULL. A map field's value is a dict or a list of ``(key, item)`` tuples.
+        decode_one: called once per value of ``column``; returns one row dict. Missing keys
+            are NULL. A map field's value is a dict or a list of ``(key, item)`` tuples.
         fields: the output fields, in order, appended after the input columns; they include
             ``decode_error`` and ``decode_error_detail``.
         column: the input column holding the raw message (default ``value``).
@@ -90,8 +82,8 @@ def append_decoded(
 
     Yields:
         Batches of the input columns but ``column`` (all of them with ``keep_column``),
-        repeated per output row of a multi-row message, followed by ``fields``: the rows of
-        each input batch in order, in one batch or, beyond :data:`BATCH_BYTES`, in several.
+        followed by ``fields``: one row per input row, in order, in one batch or, beyond
+        :data:`BATCH_BYTES`, in several.
     """
     fields = list(fields)
     names = [field.name for field in fields]
@@ -101,9 +93,9 @@ def append_decoded(
         schema = pa.schema([*passed.schema, *fields])
         for start, piece in _bounded(batch.select([column])):
             with _cyclic_gc_paused():
-                rows, counts = _decode_rows(piece.column(0).to_pylist(), decode_one, make_error)
+                rows = _decode_rows(piece.column(0).to_pylist(), decode_one, make_error)
                 parts = _converted(
-                    passed.slice(start, piece.num_rows), rows, counts, fields, schema, make_error
+                    passed.slice(start, piece.num_rows), rows, fields, schema, make_error
                 )
                 del rows  # not kept alive while the caller holds the batch
             for part in parts:
@@ -125,72 +117,49 @@ def _bounded(batch: pa.RecordBatch, offset: int = 0) -> Iterator[tuple[int, pa.R
 def _converted(
     passed: pa.RecordBatch,
     rows: list[Row],
-    counts: list[int],
     fields: list[pa.Field],
     schema: pa.Schema,
     make_error: ErrorRow,
 ) -> list[pa.RecordBatch]:
     """The output batches of records ``passed`` (their pass-through columns) decoded into
-    ``rows`` (``counts[i]`` rows of record ``i``, in order): one, or, when its rows do not fit
-    Arrow arrays, those of each half of the records (split at a record boundary, so a record
-    is never split), down to a single record that becomes one error row."""
+    ``rows`` (one per record, in order): one, or, when the rows do not become Arrow arrays,
+    those of each half of the records, down to a single record that becomes an error row."""
     try:
-        return [_record_batch(passed, rows, counts, fields, schema)]
+        return [_record_batch(passed, rows, fields, schema)]
     except _NOT_ARROW as exc:
-        if len(counts) == 1:
-            bad = _unfit_record(rows, fields, make_error, exc)
-            return [_record_batch(passed, [bad], [1], fields, schema)]
-        half = len(counts) // 2
-        split = sum(counts[:half])
+        if len(rows) == 1:
+            bad = _unfit_row(rows[0], fields, make_error, exc)
+            return [_record_batch(passed, [bad], fields, schema)]
+        half = len(rows) // 2
         return [
-            *_converted(
-                passed.slice(0, half), rows[:split], counts[:half], fields, schema, make_error
-            ),
-            *_converted(
-                passed.slice(half), rows[split:], counts[half:], fields, schema, make_error
-            ),
+            *_converted(passed.slice(0, half), rows[:half], fields, schema, make_error),
+            *_converted(passed.slice(half), rows[half:], fields, schema, make_error),
         ]
 
 
 def _record_batch(
-    passed: pa.RecordBatch,
-    rows: list[Row],
-    counts: list[int],
-    fields: list[pa.Field],
-    schema: pa.Schema,
+    passed: pa.RecordBatch, rows: list[Row], fields: list[pa.Field], schema: pa.Schema
 ) -> pa.RecordBatch:
-    """One output batch: ``passed`` repeated ``counts`` times per record, then ``fields``.
+    """One output batch: ``passed``, then ``fields``.
 
     Raises:
         One of ``_NOT_ARROW`` when a value does not fit its field or a column does not fit
         one Arrow array."""
     arrays = _fast_arrays(rows, fields)
-    if len(rows) != passed.num_rows:  # a multi-row message: repeat its input columns
-        passed = passed.take(np.repeat(np.arange(passed.num_rows, dtype=np.int64), counts))
     return pa.RecordBatch.from_arrays([*passed.columns, *arrays], schema=schema)
 
 
-def _unfit_record(
-    rows: list[Row], fields: list[pa.Field], make_error: ErrorRow, exc: Exception
-) -> Row:
-    """The error row of one record whose ``rows`` did not become Arrow arrays (``exc``):
+def _unfit_row(row: Row, fields: list[pa.Field], make_error: ErrorRow, exc: Exception) -> Row:
+    """The error row of one record whose ``row`` did not become Arrow arrays (``exc``):
     ``decoder_error`` naming the first field with a value its type cannot take, else
-    ``too_large`` (the values fit, their sum does not). Each distinct value object of a field
-    is converted alone once (the record's rows may share a large one)."""
+    ``exc`` itself."""
     for field in fields:
-        seen: set[int] = set()
-        for row in rows:
-            value = row.get(field.name)
-            if id(value) in seen:
-                continue
-            seen.add(id(value))
-            try:
-                _one_array([value], field)
-            except _NOT_ARROW as misfit:
-                detail = f"{field.name} does not fit {field.type}: {bug_detail(misfit)}"
-                return make_error(DECODER_ERROR, detail)
-    detail = f"its {len(rows):,} decoded rows do not fit one Arrow batch: {bug_detail(exc)}"
-    return make_error(TOO_LARGE, detail)
+        try:
+            _one_array([row.get(field.name)], field)
+        except _NOT_ARROW as misfit:
+            detail = f"{field.name} does not fit {field.type}: {bug_detail(misfit)}"
+            return make_error(DECODER_ERROR, detail)
+    return make_error(DECODER_ERROR, bug_detail(exc))
 
 
 @contextmanager
@@ -211,28 +180,22 @@ def _cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _decode_rows(
-    values: list[Any], decode_one: DecodeOne, make_error: ErrorRow
-) -> tuple[list[Row], list[int]]:
-    """Decode every value: (the output rows in order, the number of rows of each value).
+def _decode_rows(values: list[Any], decode_one: DecodeOne, make_error: ErrorRow) -> list[Row]:
+    """Decode every value: the output rows, one per value, in order.
 
-    A decoder that raises or returns no row gives one ``decoder_error`` row for that value."""
+    A decoder that raises or returns something other than a row (a dict) gives one
+    ``decoder_error`` row for that value."""
     rows: list[Row] = []
-    counts: list[int] = []
     for value in values:
         try:
             decoded = decode_one(value)
-            if isinstance(decoded, list) and not decoded:
-                raise ValueError("the decoder returned no row for the record")
+            if not isinstance(decoded, dict):
+                kind = type(decoded).__name__
+                raise TypeError(f"the decoder returned a {kind}, not one row for the record")
         except Exception as exc:  # a decoder bug costs this record, not the batch
             decoded = make_error(DECODER_ERROR, bug_detail(exc))
-        if isinstance(decoded, list):
-            rows.extend(decoded)
-            counts.append(len(decoded))
-        else:
-            rows.append(decoded)
-            counts.append(1)
-    return rows, counts
+        rows.append(decoded)
+    return rows
 
 
 _NOT_ARROW = (pa.ArrowException, TypeError, ValueError, OverflowError)

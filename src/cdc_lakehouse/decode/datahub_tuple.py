@@ -50,7 +50,6 @@ _STRUCTURAL = (
     "not_an_object",
     "invalid_field_value",
     shared.DECODER_ERROR,
-    shared.TOO_LARGE,
 )
 REASONS = {
     **{reason: shared.STRUCTURAL_REASONS[reason] for reason in _STRUCTURAL},

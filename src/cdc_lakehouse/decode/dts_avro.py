@@ -91,7 +91,6 @@ REASONS = {
     "avro_schema_mismatch": "the value is not a DTS Avro Record of either schema revision",
     "invalid_field_value": "a field decodes but holds an invalid value",
     shared.DECODER_ERROR: shared.STRUCTURAL_REASONS[shared.DECODER_ERROR],
-    shared.TOO_LARGE: shared.STRUCTURAL_REASONS[shared.TOO_LARGE],
 }
 
 _STR = pa.string()

@@ -117,7 +117,6 @@ REASONS = {
     "invalid_field_type": "a field has the wrong type or an invalid value",
     "missing_table_metadata": "a data message whose table has no metadata message",
     shared.DECODER_ERROR: shared.STRUCTURAL_REASONS[shared.DECODER_ERROR],
-    shared.TOO_LARGE: shared.STRUCTURAL_REASONS[shared.TOO_LARGE],
 }
 
 _STR = pa.string()

@@ -4,8 +4,7 @@ typed field getters, time range checks and the error row.
 A decoder raises :class:`DecodeError` anywhere while decoding one Kafka value and turns it into
 an :func:`error_row` at its entry point, so a bad message becomes a quarantined row instead of a
 failed Spark task. Any other exception (a decoder bug) is caught per record by the shared Arrow
-loop (:func:`cdc_lakehouse.decode.batches.append_decoded`) and becomes a ``decoder_error`` row;
-a record whose decoded rows do not fit Arrow arrays there becomes a ``too_large`` row.
+loop (:func:`cdc_lakehouse.decode.batches.append_decoded`) and becomes a ``decoder_error`` row.
 Each decoder keeps its own public ``REASONS`` dict (the reasons it can produce), usually
 ``{**STRUCTURAL_REASONS, ...}``.
 
@@ -28,9 +27,6 @@ from cdc_lakehouse.decode.json_text import (
 
 DECODER_ERROR = "decoder_error"
 """Reason of a record on which a decoder raised something other than :class:`DecodeError`."""
-TOO_LARGE = "too_large"
-"""Reason of a record whose decoded rows together do not fit Arrow arrays (the shared loop,
-:func:`cdc_lakehouse.decode.batches.append_decoded`)."""
 
 STRUCTURAL_REASONS = {
     "empty_value": "the Kafka record has no value (NULL or zero bytes)",
@@ -43,8 +39,6 @@ STRUCTURAL_REASONS = {
     "invalid_field_value": "a field's value is outside what the format allows (e.g. a time "
     "outside the years 1-9999)",
     DECODER_ERROR: "the decoder failed on this record (a bug); the detail names the exception",
-    TOO_LARGE: "the record's decoded rows together do not fit one Arrow batch (over 2 GiB in one "
-    "column, e.g. a message's many rows each repeating its large column types)",
 }
 """Reasons of the checks shared by the decoders (code -> meaning)."""
 

@@ -50,10 +50,15 @@ import org.apache.spark.sql.types.StructType;
  *   <li>{@code array<string>}: an array (elements rendered like {@code string}) or null.
  *   <li>{@code array<map<string,string>>}: an array of objects (a null element is a NULL map) or
  *       null.
+ *   <li>{@code struct<...>}: an object whose fields are read by these same rules (nested to any
+ *       depth) or null.
+ *   <li>{@code array<struct<...>>}: an array of such objects (a null element is a NULL struct) or
+ *       null.
  * </ul>
  *
  * <p>A field absent from the message is NULL; keys match field names exactly (case-sensitive).
- * Top-level keys outside the schema are skipped but still parsed and checked.
+ * Keys outside the schema are skipped but still parsed and checked. A field error names the
+ * field's path: {@code payload.op}, {@code schema.dataColumn[2].name}.
  *
  * <p>Errors never throw: the row then has every field NULL and {@code decode_error} / {@code
  * decode_error_detail} set, with the reason codes of the Python decoders ({@code
@@ -100,13 +105,45 @@ public final class ExactJson implements UDF1<byte[], Row> {
     BIGINT,
     MAP,
     ARRAY_STRING,
-    ARRAY_MAP
+    ARRAY_MAP,
+    STRUCT,
+    ARRAY_STRUCT
+  }
+
+  /** The fields of one object: the schema's top level, or a {@code struct} field's. */
+  static final class Fields implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    final String[] names;
+    final Kind[] kinds;
+    /** Per field: the fields of a {@code struct} or {@code array<struct>} field, else null. */
+    final Fields[] children;
+    final HashMap<String, Integer> positions = new HashMap<>();
+
+    Fields(StructType schema, String prefix) {
+      StructField[] fields = schema.fields();
+      names = new String[fields.length];
+      kinds = new Kind[fields.length];
+      children = new Fields[fields.length];
+      for (int i = 0; i < fields.length; i++) {
+        String name = fields[i].name();
+        if (positions.put(name, i) != null) {
+          throw new IllegalArgumentException("the field " + prefix + name + " is declared twice");
+        }
+        names[i] = name;
+        DataType type = fields[i].dataType();
+        kinds[i] = kindOf(prefix + name, type);
+        if (kinds[i] == Kind.STRUCT) {
+          children[i] = new Fields((StructType) type, prefix + name + ".");
+        } else if (kinds[i] == Kind.ARRAY_STRUCT) {
+          children[i] =
+              new Fields((StructType) ((ArrayType) type).elementType(), prefix + name + "[].");
+        }
+      }
+    }
   }
 
   private final StructType schema;
-  private final String[] names;
-  private final Kind[] kinds;
-  private final HashMap<String, Integer> positions;
+  private final Fields fields;
 
   /**
    * @param schema the top-level fields to extract; each of a supported type (class doc)
@@ -115,21 +152,12 @@ public final class ExactJson implements UDF1<byte[], Row> {
    */
   public ExactJson(StructType schema) {
     this.schema = schema;
-    StructField[] fields = schema.fields();
-    names = new String[fields.length];
-    kinds = new Kind[fields.length];
-    positions = new HashMap<>();
-    for (int i = 0; i < fields.length; i++) {
-      String name = fields[i].name();
+    for (String name : schema.fieldNames()) {
       if (name.equals(DECODE_ERROR) || name.equals(DECODE_ERROR_DETAIL)) {
         throw new IllegalArgumentException("the field " + name + " is the one ExactJson adds");
       }
-      if (positions.put(name, i) != null) {
-        throw new IllegalArgumentException("the field " + name + " is declared twice");
-      }
-      names[i] = name;
-      kinds[i] = kindOf(name, fields[i].dataType());
     }
+    fields = new Fields(schema, "");
   }
 
   private static boolean isStringMap(DataType type) {
@@ -151,6 +179,9 @@ public final class ExactJson implements UDF1<byte[], Row> {
     if (isStringMap(type)) {
       return Kind.MAP;
     }
+    if (type instanceof StructType) {
+      return Kind.STRUCT;
+    }
     if (type instanceof ArrayType array) {
       if (array.elementType() instanceof StringType) {
         return Kind.ARRAY_STRING;
@@ -158,14 +189,17 @@ public final class ExactJson implements UDF1<byte[], Row> {
       if (isStringMap(array.elementType())) {
         return Kind.ARRAY_MAP;
       }
+      if (array.elementType() instanceof StructType) {
+        return Kind.ARRAY_STRUCT;
+      }
     }
     throw new IllegalArgumentException(
         "the field "
             + name
             + " has the type "
             + type.simpleString()
-            + ": ExactJson reads string, boolean, bigint, map<string,string>, array<string> and"
-            + " array<map<string,string>>");
+            + ": ExactJson reads string, boolean, bigint, map<string,string>, array<string>,"
+            + " array<map<string,string>>, struct<...> and array<struct<...>>");
   }
 
   /** The schema's fields followed by {@code decode_error} and {@code decode_error_detail}. */
@@ -213,9 +247,10 @@ public final class ExactJson implements UDF1<byte[], Row> {
   }
 
   private Row errorRow(String reason, String detail) {
-    Object[] values = new Object[names.length + 2];
-    values[names.length] = reason;
-    values[names.length + 1] = detail;
+    int n = fields.names.length;
+    Object[] values = new Object[n + 2];
+    values[n] = reason;
+    values[n + 1] = detail;
     return RowFactory.create(values);
   }
 
@@ -255,7 +290,7 @@ public final class ExactJson implements UDF1<byte[], Row> {
         throw invalidJson("a NUL character (code 0) at byte " + i);
       }
     }
-    Object[] values = new Object[names.length + 2];
+    Object[] values = new Object[fields.names.length + 2];
     try (JsonParser parser = FACTORY.createParser(raw)) {
       State state = new State(parser, surrogateEscapes);
       JsonToken token = parser.nextToken();
@@ -268,20 +303,7 @@ public final class ExactJson implements UDF1<byte[], Row> {
         end(parser);
         throw new Failure("not_an_object", "JSON " + type + ", not an object");
       }
-      while ((token = parser.nextToken()) == JsonToken.FIELD_NAME) {
-        String name = parser.currentName();
-        if (surrogateEscapes) {
-          Surrogates.check(name);
-        }
-        token = parser.nextToken();
-        Integer position = positions.get(name);
-        if (position == null) {
-          skip(state, token);
-        } else {
-          int i = position;
-          values[i] = read(state, kinds[i], name, token);
-        }
-      }
+      token = readFields(state, fields, "", values);
       if (token != JsonToken.END_OBJECT) {
         throw invalidJson("the object does not end");
       }
@@ -370,7 +392,42 @@ public final class ExactJson implements UDF1<byte[], Row> {
     }
   }
 
-  private static Object read(State state, Kind kind, String name, JsonToken token)
+  /**
+   * Read the fields of the object whose START_OBJECT was just read into {@code values} (by
+   * position in {@code fields}; a key outside them skipped, still checked).
+   *
+   * @return the token after the last field: END_OBJECT unless the text is broken
+   */
+  private static JsonToken readFields(State state, Fields fields, String prefix, Object[] values)
+      throws IOException, Failure {
+    JsonParser parser = state.parser;
+    JsonToken token;
+    while ((token = parser.nextToken()) == JsonToken.FIELD_NAME) {
+      String name = parser.currentName();
+      if (state.checkSurrogates) {
+        Surrogates.check(name);
+      }
+      token = parser.nextToken();
+      Integer position = fields.positions.get(name);
+      if (position == null) {
+        skip(state, token);
+      } else {
+        int i = position;
+        values[i] = read(state, fields.kinds[i], prefix + name, token, fields.children[i]);
+      }
+    }
+    return token;
+  }
+
+  /** The object whose START_OBJECT was just read, as a row of {@code fields}. */
+  private static Row readStruct(State state, Fields fields, String path)
+      throws IOException, Failure {
+    Object[] values = new Object[fields.names.length];
+    readFields(state, fields, path + ".", values);
+    return RowFactory.create(values);
+  }
+
+  private static Object read(State state, Kind kind, String name, JsonToken token, Fields children)
       throws IOException, Failure {
     JsonParser parser = state.parser;
     if (token == JsonToken.VALUE_NULL) {
@@ -442,6 +499,37 @@ public final class ExactJson implements UDF1<byte[], Row> {
                   "invalid_field_type",
                   name + "[" + index + "] must be an object, not " + jsonType(token));
               skip(state, token);
+            }
+            index++;
+          }
+          return list;
+        }
+        state.fieldError(
+            "invalid_field_type", name + " must be an array of objects, not " + jsonType(token));
+        skip(state, token);
+        return null;
+      case STRUCT:
+        if (token == JsonToken.START_OBJECT) {
+          return readStruct(state, children, name);
+        }
+        state.fieldError("invalid_field_type", name + " must be an object, not " + jsonType(token));
+        skip(state, token);
+        return null;
+      case ARRAY_STRUCT:
+        if (token == JsonToken.START_ARRAY) {
+          List<Row> list = new ArrayList<>();
+          int index = 0;
+          while ((token = parser.nextToken()) != JsonToken.END_ARRAY) {
+            String element = name + "[" + index + "]";
+            if (token == JsonToken.START_OBJECT) {
+              list.add(readStruct(state, children, element));
+            } else if (token == JsonToken.VALUE_NULL) {
+              list.add(null);
+            } else {
+              state.fieldError(
+                  "invalid_field_type", element + " must be an object, not " + jsonType(token));
+              skip(state, token);
+              list.add(null);
             }
             index++;
           }
