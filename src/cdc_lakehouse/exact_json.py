@@ -20,9 +20,13 @@ data array<map<string,string>>"``; keys match field names exactly, case included
 - ``map<string,string>``: an object, values rendered as ``string`` fields, in message order.
 - ``array<string>``: an array, elements rendered as ``string`` fields.
 - ``array<map<string,string>>``: an array of objects (a null element is a NULL map).
+- ``struct<...>``: an object whose fields are read by these same rules, nested to any depth
+  (e.g. DataWorks' ``payload struct<op: string, timestamp: struct<eventTime: string>>``).
+- ``array<struct<...>>``: an array of such objects (a null element is a NULL struct).
 
-JSON null and an absent key read as NULL. Top-level keys outside the schema are skipped but
-still checked (syntax, duplicate keys, depth).
+JSON null and an absent key read as NULL. Keys outside the schema are skipped but still checked
+(syntax, duplicate keys, depth). A field error names the field's path (``payload.op``,
+``schema.dataColumn[2]``).
 
 Errors: nothing raises for a bad message; its row has every field NULL, ``decode_error`` a
 reason code of :data:`cdc_lakehouse.decode.shared.STRUCTURAL_REASONS` and
@@ -61,7 +65,7 @@ def register(spark: SparkSession, name: str, schema_ddl: str) -> None:
         spark: a classic (py4j) session of the project, whose ``spark.jars`` holds the
             exact-json jar (:func:`cdc_lakehouse.spark_session.get_spark`).
         name: the SQL function name.
-        schema_ddl: the top-level fields to extract, Spark DDL (``"a string, b bigint"``).
+        schema_ddl: the fields to extract, Spark DDL (``"a string, b struct<c: bigint>"``).
 
     Raises:
         pyspark.errors.IllegalArgumentException: ``schema_ddl`` declares a type the function

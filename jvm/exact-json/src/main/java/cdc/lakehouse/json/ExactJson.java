@@ -30,7 +30,8 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * Exact JSON decoding for Spark SQL: a UDF from the UTF-8 bytes of one JSON object to a struct
- * of its top-level fields, every value kept as the text that was sent.
+ * of the fields a schema declares (nested objects as structs), every value kept as the text that
+ * was sent.
  *
  * <p>The Java twin of {@code cdc_lakehouse.decode.json_text} (Python): Spark's {@code from_json}
  * reads a JSON number into a string field as a double's text ({@code 1.50} becomes {@code
