@@ -127,10 +127,13 @@ parsed as (
     from bronze_records
 ),
 
+{# the message's fields; the digits of es and ts once (read by the checks and the casts) #}
 fields as (
     select
         * except (message),
-        message.*
+        message.*,
+        {{ integer_digits('message.es', signed=false) }} as es_digits,
+        {{ integer_digits('message.ts', signed=false) }} as ts_digits
     from parsed
 ),
 
@@ -152,10 +155,10 @@ message_checks as (
                 )
             end,
             {{ epoch_ms_problem(
-                'es', 'es', signed=false, type_detail='es must be a non-negative integer'
+                'es', 'es', type_detail='es must be a non-negative integer', digits='es_digits'
             ) }},
             {{ epoch_ms_problem(
-                'ts', 'ts', signed=false, type_detail='ts must be a non-negative integer'
+                'ts', 'ts', type_detail='ts must be a non-negative integer', digits='ts_digits'
             ) }},
             case
                 when id is not null and not trim(id) rlike '^[0-9]+$' then named_struct(
@@ -212,14 +215,8 @@ message_fields as (
         nullif(`table`, '') as source_table,
         pknames as pk_names,
         mysqltype as column_types,
-        case
-            when message_decode_error is null
-                then cast({{ integer_digits('es', signed=false) }} as bigint)
-        end as es_ms,
-        case
-            when message_decode_error is null
-                then cast({{ integer_digits('ts', signed=false) }} as bigint)
-        end as ts_ms,
+        case when message_decode_error is null then cast(es_digits as bigint) end as es_ms,
+        case when message_decode_error is null then cast(ts_digits as bigint) end as ts_ms,
         regexp_replace(trim(id), '^0+(?=.)', '') as canal_id,
         nullif(gtid, '') as gtid,
         sql as sql_text,

@@ -444,9 +444,7 @@ public final class ExactJson implements UDF1<byte[], Row> {
         if (token == JsonToken.VALUE_FALSE) {
           return Boolean.FALSE;
         }
-        state.fieldError("invalid_field_type", name + " must be true or false, not " + jsonType(token));
-        skip(state, token);
-        return null;
+        return wrongType(state, name + " must be true or false", token);
       case BIGINT:
         if (token == JsonToken.VALUE_NUMBER_INT) {
           Long value = Numbers.parseLong(parser.getTextCharacters(), parser.getTextOffset(),
@@ -456,22 +454,19 @@ public final class ExactJson implements UDF1<byte[], Row> {
           }
           return value;
         }
-        state.fieldError(
-            "invalid_field_type",
-            name
-                + " must be an integer, not "
-                + (token == JsonToken.VALUE_NUMBER_FLOAT
-                    ? "a number with a fraction or an exponent"
-                    : jsonType(token)));
-        skip(state, token);
-        return null;
+        if (token == JsonToken.VALUE_NUMBER_FLOAT) {
+          state.fieldError(
+              "invalid_field_type",
+              name + " must be an integer, not a number with a fraction or an exponent");
+          skip(state, token);
+          return null;
+        }
+        return wrongType(state, name + " must be an integer", token);
       case MAP:
         if (token == JsonToken.START_OBJECT) {
           return readMap(state);
         }
-        state.fieldError("invalid_field_type", name + " must be an object, not " + jsonType(token));
-        skip(state, token);
-        return null;
+        return wrongType(state, name + " must be an object", token);
       case ARRAY_STRING:
         if (token == JsonToken.START_ARRAY) {
           List<String> list = new ArrayList<>();
@@ -483,66 +478,65 @@ public final class ExactJson implements UDF1<byte[], Row> {
           }
           return list;
         }
-        state.fieldError("invalid_field_type", name + " must be an array, not " + jsonType(token));
-        skip(state, token);
-        return null;
+        return wrongType(state, name + " must be an array", token);
       case ARRAY_MAP:
-        if (token == JsonToken.START_ARRAY) {
-          List<Map<String, String>> list = new ArrayList<>();
-          int index = 0;
-          while ((token = parser.nextToken()) != JsonToken.END_ARRAY) {
-            if (token == JsonToken.START_OBJECT) {
-              list.add(readMap(state));
-            } else if (token == JsonToken.VALUE_NULL) {
-              list.add(null);
-            } else {
-              state.fieldError(
-                  "invalid_field_type",
-                  name + "[" + index + "] must be an object, not " + jsonType(token));
-              skip(state, token);
-            }
-            index++;
-          }
-          return list;
-        }
-        state.fieldError(
-            "invalid_field_type", name + " must be an array of objects, not " + jsonType(token));
-        skip(state, token);
-        return null;
+        return readObjects(state, name, token, path -> readMap(state));
       case STRUCT:
         if (token == JsonToken.START_OBJECT) {
           return readStruct(state, children, name);
         }
-        state.fieldError("invalid_field_type", name + " must be an object, not " + jsonType(token));
-        skip(state, token);
-        return null;
+        return wrongType(state, name + " must be an object", token);
       case ARRAY_STRUCT:
-        if (token == JsonToken.START_ARRAY) {
-          List<Row> list = new ArrayList<>();
-          int index = 0;
-          while ((token = parser.nextToken()) != JsonToken.END_ARRAY) {
-            String element = name + "[" + index + "]";
-            if (token == JsonToken.START_OBJECT) {
-              list.add(readStruct(state, children, element));
-            } else if (token == JsonToken.VALUE_NULL) {
-              list.add(null);
-            } else {
-              state.fieldError(
-                  "invalid_field_type", element + " must be an object, not " + jsonType(token));
-              skip(state, token);
-              list.add(null);
-            }
-            index++;
-          }
-          return list;
-        }
-        state.fieldError(
-            "invalid_field_type", name + " must be an array of objects, not " + jsonType(token));
-        skip(state, token);
-        return null;
+        return readObjects(state, name, token, path -> readStruct(state, children, path));
       default:
         throw new IllegalStateException(String.valueOf(kind));
     }
+  }
+
+  /**
+   * A value of the wrong JSON type: the field error {@code invalid_field_type} ({@code <what>,
+   * not <its type>}), the value skipped (still checked); the field reads NULL.
+   */
+  private static Object wrongType(State state, String what, JsonToken token)
+      throws IOException, Failure {
+    state.fieldError("invalid_field_type", what + ", not " + jsonType(token));
+    skip(state, token);
+    return null;
+  }
+
+  /** Reads the object whose START_OBJECT was just read; {@code path} names it in errors. */
+  @FunctionalInterface
+  private interface ObjectReader {
+    Object read(String path) throws IOException, Failure;
+  }
+
+  /**
+   * An array of objects ({@code array<map>} or {@code array<struct>}) starting at {@code token},
+   * each object read by {@code element}; a null element is NULL, any other element a field error
+   * naming it ({@code name[i] must be an object}).
+   */
+  private static List<Object> readObjects(
+      State state, String name, JsonToken token, ObjectReader element)
+      throws IOException, Failure {
+    if (token != JsonToken.START_ARRAY) {
+      wrongType(state, name + " must be an array of objects", token);
+      return null;
+    }
+    List<Object> list = new ArrayList<>();
+    int index = 0;
+    while ((token = state.parser.nextToken()) != JsonToken.END_ARRAY) {
+      String path = name + "[" + index + "]";
+      if (token == JsonToken.START_OBJECT) {
+        list.add(element.read(path));
+      } else {
+        if (token != JsonToken.VALUE_NULL) {
+          wrongType(state, path + " must be an object", token);
+        }
+        list.add(null);
+      }
+      index++;
+    }
+    return list;
   }
 
   /** The object whose START_OBJECT was just read, values as {@link JsonText#text}. */
