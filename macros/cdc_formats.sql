@@ -1,38 +1,10 @@
 {#
-    cdc_all_staging_event_models(): the staging models that decode a message format, and the
-    registry formats each one decodes. Silver models union every one that var cdc_formats
-    chooses (cdc_staging_event_models below; or, where an entry names one, the intermediate
-    model that completes its records across records: 'paired_in'), and silver.quarantine
-    keeps the records of formats that no chosen model decodes.
+    A format is a plug-in (src/cdc_lakehouse/formats/<staging folder>/): its staging folder's
+    *_events model has the columns of staging_event_columns() below (macro staging_event_row,
+    macros/cdc_staging.sql), and cdc_all_staging_event_models() (macros/cdc_format_plugins.sql)
+    and the folder's +enabled line in dbt_project.yml are generated from the plug-ins by
+    `python -m cdc_lakehouse.formats generate`.
 
-    Adding a format = one staging folder whose *_events model has the columns of
-    staging_event_columns() below (macro staging_event_row, macros/cdc_staging.sql), plus
-    one entry here and the folder's +enabled line in dbt_project.yml.
-
-    'resolves_later': true when a row of the entry's table can become final in a later ingest
-    batch than its own (resolved_batch_id > ingest_batch_id: a split update's half paired, a
-    Shareplex key learned, a Qlik data message decoded when its metadata arrives). Without
-    it every row's resolved_batch_id is its ingest_batch_id, so the queries that look for rows
-    resolved after a batch read only the table's partitions after it
-    (staging_batches_resolved_after, macros/cdc_incremental.sql).
-#}
-{% macro cdc_all_staging_event_models() %}
-    {{ return([
-        {'model': 'stg_dataworks__events', 'formats': ['dataworks_json', 'datahub_blob'],
-            'paired_in': 'int_dataworks__events_paired', 'resolves_later': true},
-        {'model': 'stg_dts_canal__events', 'formats': ['dts_canal_json']},
-        {'model': 'stg_qlik__events', 'formats': ['qlik_json', 'qlik_avro'],
-            'resolves_later': true},
-        {'model': 'stg_datahub_tuple__events', 'formats': ['datahub_tuple'],
-            'paired_in': 'int_datahub_tuple__events_paired', 'resolves_later': true},
-        {'model': 'stg_lindorm__events', 'formats': ['lindorm_debezium']},
-        {'model': 'stg_dts_avro__events', 'formats': ['dts_avro']},
-        {'model': 'stg_dts_shareplex__events', 'formats': ['dts_shareplex_json'],
-            'paired_in': 'int_dts_shareplex__events_keyed', 'resolves_later': true},
-    ]) }}
-{% endmacro %}
-
-{#
     cdc_staging_event_models(): the entries of cdc_all_staging_event_models() that var
     cdc_formats chooses: an entry is chosen when the list names one of its formats, and then
     decodes all of them (one folder, one decoder: dataworks_json with datahub_blob, qlik_json

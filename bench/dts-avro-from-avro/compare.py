@@ -4,8 +4,8 @@ same bronze (issue 49, point 7; figures in ``results.md`` and ``bench/HISTORY.md
 Two ways to produce the rows of ``silver.stg_dts_avro__records`` from bronze DTS Avro records:
 
 - ``fastavro``: what the decoding model does (``cdc_lakehouse.staging_model.decode_records``):
-  bronze spread over the cores, ``mapInArrow(cdc_lakehouse.decode.dts_avro.decode_batches)``,
-  ``value`` dropped.
+  bronze spread over the cores,
+  ``mapInArrow(cdc_lakehouse.formats.dts_avro.decoder.decode_batches)``, ``value`` dropped.
 - ``from_avro_sql``: :func:`records_sql`, the same columns from ``from_avro`` (spark-avro, on
   the project's class path) and Spark SQL. A record's revision is the one that consumes every
   byte, as the Python decoder decides it: ``from_avro`` ignores trailing bytes, so each
@@ -60,9 +60,9 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from cdc_lakehouse.decode import dts_avro as decoder
-from cdc_lakehouse.decode.dts_avro import MYSQL_TYPE_NAMES
-from cdc_lakehouse.decode.dts_avro_schema import NAMESPACE, record_schema
+from cdc_lakehouse.formats.dts_avro import decoder
+from cdc_lakehouse.formats.dts_avro.avro_schema import NAMESPACE, record_schema
+from cdc_lakehouse.formats.dts_avro.decoder import MYSQL_TYPE_NAMES
 from cdc_lakehouse.spark_session import get_spark
 from cdc_lakehouse.staging_model import BRONZE_COLUMN_TYPES, BRONZE_COLUMNS, schema_ddl
 

@@ -25,8 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cdc_lakehouse.encode import dts_avro as avro
-from cdc_lakehouse.encode.qlik_avro import QlikColumn, QlikTable, encode_data, encode_metadata
+from cdc_lakehouse.formats.dts_avro import avro_writer as avro
+from cdc_lakehouse.formats.qlik.avro_writer import (
+    QlikColumn,
+    QlikTable,
+    encode_data,
+    encode_metadata,
+)
 from tests.dbt_models import datahub_tuple_cases, dataworks_cases, lindorm_cases, qlik_cases
 from tests.dbt_models.dts_canal_cases import canal
 from tests.dbt_models.dts_shareplex_cases import msg

@@ -2,7 +2,8 @@
 
 Records go to the registered topic ``dts.cases.avro`` (format dts_avro): changes and control
 records on partitions 0-2, undecodable / quarantined records on partition 4, for tables of
-database ``edge``. They are encoded with the project's encoder (cdc_lakehouse.encode.dts_avro)
+database ``edge``. They are encoded with the project's encoder
+(cdc_lakehouse.formats.dts_avro.avro_writer)
 from the schema of docs/formats.md section 4a; each case states what a reader of it expects.
 Ordering is (sourceTimestamp seconds, id) - the Kafka partition / offset only break ties.
 """
@@ -14,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cdc_lakehouse.encode import dts_avro as avro
+from cdc_lakehouse.formats.dts_avro import avro_writer as avro
 
 TOPIC = "dts.cases.avro"
 ORDERS = [("id", 3), ("status", 253), ("amount", 246), ("note", 15)]

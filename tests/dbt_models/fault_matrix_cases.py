@@ -32,8 +32,8 @@ from typing import Any
 
 from cdc_lakehouse import formats
 from cdc_lakehouse.decode.json_text import MAX_JSON_DEPTH
-from cdc_lakehouse.encode import dts_avro as dts
-from cdc_lakehouse.encode import qlik_avro as qlik
+from cdc_lakehouse.formats.dts_avro import avro_writer as dts
+from cdc_lakehouse.formats.qlik import avro_writer as qlik
 
 PREFIX = "faults"
 UNREGISTERED_TOPIC = "faults.unregistered"

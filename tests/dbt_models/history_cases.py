@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cdc_lakehouse.encode import dts_avro as avro
+from cdc_lakehouse.formats.dts_avro import avro_writer as avro
 
 DATAWORKS_TOPIC = "dataworks.history.mysql"
 AVRO_TOPIC = "dts.history.avro"

@@ -19,7 +19,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cdc_lakehouse.encode.qlik_avro import QlikColumn, QlikTable, encode_data, encode_metadata
+from cdc_lakehouse.formats.qlik.avro_writer import (
+    QlikColumn,
+    QlikTable,
+    encode_data,
+    encode_metadata,
+)
 
 JSON_TOPIC = "qlik.cases.json"
 AVRO_TOPIC = "qlik.cases.avro"

@@ -38,7 +38,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cdc_lakehouse.encode.qlik_avro import QlikColumn, QlikTable, encode_data, encode_metadata
+from cdc_lakehouse.formats.qlik.avro_writer import (
+    QlikColumn,
+    QlikTable,
+    encode_data,
+    encode_metadata,
+)
 
 SAME_TOPIC = "qlik.real.same"
 EARLIER_TOPIC = "qlik.real.earlier"

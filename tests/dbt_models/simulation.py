@@ -16,7 +16,6 @@ Larger runs: ``CDC_SIM_CHANGES=100000 make test`` (documented in the README).
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -126,34 +125,16 @@ def gold_tables(spark: Any, simulation: Simulation) -> dict[str, RowMultiset]:
     return current_rows_tables(topic_current_rows(spark, simulation.topics))
 
 
-def _staging_entries() -> dict[str, str]:
-    """Each staging *_events model -> the text of its entry in
-    ``cdc_all_staging_event_models()`` of ``macros/cdc_formats.sql`` (after its name)."""
-    text = (Path(__file__).resolve().parents[2] / "macros" / "cdc_formats.sql").read_text("utf-8")
-    return dict(re.findall(r"\{'model': '(\w+)', ([^}]*)\}", text))
-
-
 def silver_inputs() -> dict[str, str]:
-    """Each staging *_events model -> the table silver reads for it: the intermediate model
-    named by its entry's ``paired_in`` in ``cdc_all_staging_event_models()`` of
-    ``macros/cdc_formats.sql`` (its staging model is then ephemeral), else itself."""
-    entries = _staging_entries()
-    tables = {}
-    for fmt in formats.MANIFEST:
-        paired = re.search(r"'paired_in': '(\w+)'", entries.get(fmt.events_model, ""))
-        tables[fmt.events_model] = paired.group(1) if paired else fmt.events_model
-    return tables
+    """Each staging *_events model -> the table silver reads for it: its plug-in's
+    ``paired_in`` model (its staging model is then ephemeral), else itself."""
+    return {fmt.events_model: fmt.paired_in or fmt.events_model for fmt in formats.MANIFEST}
 
 
 def staging_tables_resolving_later() -> dict[str, bool]:
-    """Each table of :func:`silver_inputs` -> whether its entry in
-    ``cdc_all_staging_event_models()`` says ``'resolves_later': true`` (its rows can become
-    final in a later ingest batch than their own)."""
-    entries = _staging_entries()
-    return {
-        table: "'resolves_later': true" in entries[model]
-        for model, table in silver_inputs().items()
-    }
+    """Each table of :func:`silver_inputs` -> whether its format says ``resolves_later`` (its
+    rows can become final in a later ingest batch than their own)."""
+    return {fmt.paired_in or fmt.events_model: fmt.resolves_later for fmt in formats.MANIFEST}
 
 
 # the incremental staging, intermediate, silver and gold models (the decoding Python models

@@ -1,6 +1,6 @@
 """End to end: dump -> bronze -> dbt build -> silver and gold, for qlik_json and qlik_avro,
 against states written by hand from seed 004 (the sample scenario of
-cdc_lakehouse.encode.qlik_samples: the same messages as JSON and as Avro) and the edge cases
+cdc_lakehouse.formats.qlik.sample: the same messages as JSON and as Avro) and the edge cases
 of qlik_cases.py."""
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ def test_full_refresh_gold_equals_the_oracle(simulations, simulated_increments, 
 def test_only_tables_marked_resolves_later_hold_rows_resolved_in_a_later_batch(
     spark, simulated_increments
 ):
-    """The incremental queries read a table without 'resolves_later' (macros/cdc_formats.sql)
+    """The incremental queries read a table without resolves_later (its format plug-in)
     only from its batches after their watermark; a row of it resolved in a later batch than
     its own would be missed. After the simulated increments (split updates paired across
     batches, Shareplex keys learned, Qlik metadata delivered late), such rows are only in the

@@ -1,4 +1,4 @@
-"""Unit tests of cdc_lakehouse.decode.datahub_tuple (no Spark): the meta columns, the data
+"""Unit tests of cdc_lakehouse.formats.datahub_tuple.decoder (no Spark): the meta columns, the data
 columns' exact text and the structural errors, per docs/formats.md section 2 (seed 002)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import pyarrow as pa
 import pytest
 
-from cdc_lakehouse.decode.datahub_tuple import FIELDS, decode_batches, decode_one
+from cdc_lakehouse.formats.datahub_tuple.decoder import FIELDS, decode_batches, decode_one
 
 # The Insert / Update / Delete table of the DataHub message format appendix (seed 002; the same
 # table is on https://help.aliyun.com/document_detail/432484.htm and the English page

@@ -8,14 +8,7 @@ import importlib
 import pyarrow as pa
 import pytest
 
-from cdc_lakehouse.decode import (
-    batches,
-    datahub_tuple,
-    dts_shareplex,
-    lindorm,
-    qlik,
-    shared,
-)
+from cdc_lakehouse.decode import batches, shared
 from cdc_lakehouse.decode.batches import append_decoded
 from cdc_lakehouse.decode.json_text import (
     MAX_JSON_DEPTH,
@@ -27,6 +20,10 @@ from cdc_lakehouse.decode.json_text import (
     value_text,
 )
 from cdc_lakehouse.formats import MANIFEST
+from cdc_lakehouse.formats.datahub_tuple import decoder as datahub_tuple
+from cdc_lakehouse.formats.dts_shareplex import decoder as dts_shareplex
+from cdc_lakehouse.formats.lindorm import decoder as lindorm
+from cdc_lakehouse.formats.qlik import decoder as qlik
 from tests.dbt_models import fault_matrix_cases
 from tests.dbt_models.fault_matrix_cases import NUMBER_FORMS
 
@@ -232,16 +229,15 @@ def test_epoch_times_must_fit_spark_timestamps(value, unit, ok):
 PYTHON_DECODED = [fmt for fmt in MANIFEST if fmt.decoder is not None]
 DEEP = ('{"a":' * 1_000 + "1" + "}" * 1_000).encode()
 DECODERS = {
-    "datahub_tuple": datahub_tuple.decode_one,
-    "lindorm": lindorm.decode_one,
-    "dts_shareplex": dts_shareplex.decode_one,
-    "qlik": qlik.decode_one,
+    fmt.staging_folder: importlib.import_module(fmt.decoder_module).decode_one
+    for fmt in PYTHON_DECODED
+    if fmt.value_encoding == "json" and fmt.decoder_module is not None
 }
+"""Staging folder -> ``decode_one`` of each Python JSON decoder, from the plug-ins."""
 
 
 def test_every_python_json_decoder_is_checked_for_nesting_and_repeated_keys():
-    json_decoders = {fmt.decoder for fmt in PYTHON_DECODED if fmt.value_encoding == "json"}
-    assert set(DECODERS) == json_decoders
+    assert set(DECODERS) == {"datahub_tuple", "dts_shareplex", "lindorm", "qlik"}
 
 
 @pytest.mark.parametrize("name", sorted(DECODERS))

@@ -1,5 +1,6 @@
-"""Unit tests of cdc_lakehouse.decode.dts_avro (no Spark): both schema revisions, every image
-value type, the NULL / NONE states and the structural errors, per docs/formats.md section 4a."""
+"""Unit tests of cdc_lakehouse.formats.dts_avro.decoder (no Spark): both schema revisions, every
+image value type, the NULL / NONE states and the structural errors, per docs/formats.md section
+4a."""
 
 from __future__ import annotations
 
@@ -11,13 +12,13 @@ import fastavro
 import pyarrow as pa
 import pytest
 
-from cdc_lakehouse.decode.dts_avro import (
+from cdc_lakehouse.formats.dts_avro.avro_schema import NAMESPACE, PARSED_NEW, PARSED_OLD
+from cdc_lakehouse.formats.dts_avro.decoder import (
     DTS_FIELDS,
     decode_batches,
     decode_record,
     output_schema_ddl,
 )
-from cdc_lakehouse.decode.dts_avro_schema import NAMESPACE, PARSED_NEW, PARSED_OLD
 
 
 def _v(name: str, **value: Any) -> tuple[str, Any]:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from cdc_lakehouse.encode import dts_avro as dts
+from cdc_lakehouse.formats.dts_avro import avro_writer as dts
 from cdc_lakehouse.staging_model import BRONZE_COLUMN_TYPES, decode_records, schema_ddl
 
 TOPIC = "dts.hard_values.avro"

@@ -1,4 +1,4 @@
-"""Unit tests of cdc_lakehouse.encode.dts_avro (the encoder the sample and the change
+"""Unit tests of cdc_lakehouse.formats.dts_avro.avro_writer (the encoder the sample and the change
 simulator use) and of the committed sample dump sample_data/dump/dts.sample.avro.jsonl."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse.decode.dts_avro import decode_record
-from cdc_lakehouse.encode import dts_avro as avro
-from cdc_lakehouse.encode import dts_avro_sample
+from cdc_lakehouse.formats.dts_avro import avro_writer as avro
+from cdc_lakehouse.formats.dts_avro import sample as dts_avro_sample
+from cdc_lakehouse.formats.dts_avro.decoder import decode_record
 
 ROOT = Path(__file__).resolve().parents[2]
 COLUMNS = [("id", 3), ("name", 253), ("price", 246), ("ratio", 5), ("photo", 252), ("flag", 1)]
@@ -107,7 +107,7 @@ def test_helpers_write_each_value_type():
 def test_committed_sample_equals_what_the_encoder_produces_now():
     committed = (ROOT / "sample_data" / "dump" / "dts.sample.avro.jsonl").read_text("utf-8")
     assert committed == dts_avro_sample.dump_text(), (
-        "regenerate with: .venv/bin/python -m cdc_lakehouse.encode.dts_avro_sample"
+        "regenerate with: .venv/bin/python -m cdc_lakehouse.formats.dts_avro.sample"
     )
 
 

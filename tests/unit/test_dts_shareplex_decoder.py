@@ -1,5 +1,6 @@
-"""Unit tests of cdc_lakehouse.decode.dts_shareplex (no Spark): each meta field, the data / key
-images, the time and number encodings, and every structural error (docs/formats.md section 4b)."""
+"""Unit tests of cdc_lakehouse.formats.dts_shareplex.decoder (no Spark): each meta field, the data /
+key images, the time and number encodings, and every structural error (docs/formats.md section
+4b)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,12 @@ import json
 import pyarrow as pa
 import pytest
 
-from cdc_lakehouse.decode.dts_shareplex import FIELDS, decode_batches, decode_one, output_schema_ddl
+from cdc_lakehouse.formats.dts_shareplex.decoder import (
+    FIELDS,
+    decode_batches,
+    decode_one,
+    output_schema_ddl,
+)
 
 # Seed 003's insert example, exactly as documented (it is valid JSON once the alignment
 # whitespace is gone).

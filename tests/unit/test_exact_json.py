@@ -15,7 +15,7 @@ from pyspark.errors import IllegalArgumentException
 from cdc_lakehouse import exact_json
 from cdc_lakehouse.decode import json_text, shared
 from cdc_lakehouse.decode.shared import DecodeError
-from cdc_lakehouse.simulate.encoders import dts_canal_json
+from cdc_lakehouse.formats.dts_canal import encoder_dts_canal_json as dts_canal_json
 from cdc_lakehouse.simulate.generate import SimulationConfig, generate
 
 SCHEMA = (

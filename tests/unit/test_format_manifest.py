@@ -1,6 +1,8 @@
-"""The format manifest (``cdc_lakehouse.formats``) against the dbt side, which cannot import it:
-the staging and typed-gold folders under ``models/``, the models in them, the topic registry
-and type-mapping seeds, and the format lists of ``macros/cdc_formats.sql`` (no Spark)."""
+"""The format manifest (``cdc_lakehouse.formats``: the plug-ins found under
+``src/cdc_lakehouse/formats/``) against the dbt side, which cannot import it: the staging and
+typed-gold folders under ``models/``, the models in them, the topic registry and type-mapping
+seeds, and the pieces generated from the manifest (``macros/cdc_format_plugins.sql``, the
+``+enabled`` lines of ``dbt_project.yml``, the registry seed's accepted formats) (no Spark)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import yaml
 from cdc_lakehouse import formats
 from cdc_lakehouse.codegen.gold_tables import folder_of
 from cdc_lakehouse.codegen.type_mapping import FORMAT_FAMILIES
+from cdc_lakehouse.formats import dbt_side
 from cdc_lakehouse.registry import FORMATS
 from cdc_lakehouse.simulate.encoders import ENCODERS
 from cdc_lakehouse.simulate.generate import SimulationConfig, generate
@@ -50,23 +53,14 @@ def accepted_values(model: dict[str, Any], column: str) -> list[str]:
     return []
 
 
-def macro_staging_event_models() -> dict[str, set[str]]:
-    """``cdc_all_staging_event_models()`` of ``macros/cdc_formats.sql``: model -> its formats."""
-    text = (PROJECT / "macros" / "cdc_formats.sql").read_text("utf-8")
-    body = re.search(
-        r"{% macro cdc_all_staging_event_models\(\) %}(.*?){% endmacro %}", text, re.DOTALL
-    )
-    assert body, "macro cdc_all_staging_event_models() not found"
-    entries = re.findall(r"\{'model': '(\w+)', 'formats': \[([^\]]*)\][^}]*\}", body.group(1))
-    assert entries, "no {'model': ..., 'formats': [...]} entry in cdc_all_staging_event_models()"
-    return {model: set(re.findall(r"'(\w+)'", listed)) for model, listed in entries}
-
-
 # --------------------------------------------------------------------------- the manifest
 
 
 def test_the_manifest_lists_each_format_once_and_the_registry_reads_it():
     assert len(set(formats.NAMES)) == len(formats.MANIFEST) == 9
+    # every plug-in package under src/cdc_lakehouse/formats/ is found, none listed by hand
+    plugins = {p.name for p in subfolders(Path(formats.__file__).parent) if p.name != "__pycache__"}
+    assert {fmt.staging_folder for fmt in formats.MANIFEST} == plugins
     assert FORMATS == formats.NAMES
     assert formats.get("datahub_blob").staging_folder == "dataworks"
     with pytest.raises(formats.UnknownFormatError, match="unknown format 'nope'"):
@@ -171,11 +165,20 @@ def test_a_staging_folder_holds_its_formats_models_and_one_yaml(folder):
     assert f"ref('{decoding}')" in events_sql
 
 
-def test_the_macro_lists_each_events_model_with_its_manifest_formats():
-    expected: dict[str, set[str]] = {}
-    for fmt in formats.MANIFEST:
-        expected.setdefault(fmt.events_model, set()).add(fmt.name)
-    assert macro_staging_event_models() == expected
+def test_the_dbt_side_is_generated_fresh_from_the_plug_ins(tmp_path):
+    """macros/cdc_format_plugins.sql, dbt_project.yml's +enabled lines and the registry seed's
+    accepted formats are what `python -m cdc_lakehouse.formats generate` writes."""
+    stale = dbt_side.stale(PROJECT, formats.MANIFEST)
+    assert not stale, f"stale: {stale}; run `{dbt_side.COMMAND}`"
+    # and the check names a file that a hand edit made stale, with the command
+    for path in (dbt_side.PROJECT_FILE, dbt_side.SEEDS_FILE, dbt_side.MACRO_FILE):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text((PROJECT / path).read_text("utf-8"), "utf-8")
+    edited = (tmp_path / dbt_side.PROJECT_FILE).read_text("utf-8")
+    (tmp_path / dbt_side.PROJECT_FILE).write_text(edited.replace("'qlik_avro' in", "'x' in"))
+    assert dbt_side.stale(tmp_path, formats.MANIFEST) == [dbt_side.PROJECT_FILE]
+    assert dbt_side.generate(tmp_path, formats.MANIFEST) == [dbt_side.PROJECT_FILE]
+    assert dbt_side.stale(tmp_path, formats.MANIFEST) == []
 
 
 def test_dbt_project_enables_each_staging_folder_by_its_manifest_formats():
@@ -196,6 +199,8 @@ def test_dbt_project_enables_each_staging_folder_by_its_manifest_formats():
         folder = path.stem.removeprefix("int_").split("__")[0]
         assert folder in FOLDERS, path.name
         assert f"config(enabled=cdc_folder_enabled('{folder}'))" in path.read_text("utf-8")
+    paired = {fmt.paired_in for fmt in formats.MANIFEST if fmt.paired_in}
+    assert paired == {path.stem for path in intermediates}
 
 
 def test_typed_gold_folders_follow_the_manifest():

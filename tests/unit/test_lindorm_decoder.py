@@ -1,5 +1,5 @@
-"""Unit tests of cdc_lakehouse.decode.lindorm (no Spark): the Debezium V2.0 envelope of Lindorm
-data subscription, HBase vs SQL tables, whole-row images and the structural errors, per
+"""Unit tests of cdc_lakehouse.formats.lindorm.decoder (no Spark): the Debezium V2.0 envelope of
+Lindorm data subscription, HBase vs SQL tables, whole-row images and the structural errors, per
 docs/formats.md section 3 (seed 001)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from cdc_lakehouse.decode.lindorm import FIELDS, decode_batches, decode_one
+from cdc_lakehouse.formats.lindorm.decoder import FIELDS, decode_batches, decode_one
 
 SOURCE = {
     "version": "v1.0",

@@ -16,16 +16,14 @@ from typing import Any
 
 import pytest
 
-from cdc_lakehouse.decode.datahub_tuple import decode_one as decode_tuple
 from cdc_lakehouse.decode.json_text import loads, value_text
-from cdc_lakehouse.decode.lindorm import decode_one as decode_lindorm
-from cdc_lakehouse.simulate.encoders import (
-    ENCODERS,
-    datahub_blob,
-    datahub_tuple,
-    dataworks_json,
-    lindorm_debezium,
-)
+from cdc_lakehouse.formats.datahub_tuple import encoder_datahub_tuple as datahub_tuple
+from cdc_lakehouse.formats.datahub_tuple.decoder import decode_one as decode_tuple
+from cdc_lakehouse.formats.dataworks import encoder_datahub_blob as datahub_blob
+from cdc_lakehouse.formats.dataworks import encoder_dataworks_json as dataworks_json
+from cdc_lakehouse.formats.lindorm import encoder_lindorm_debezium as lindorm_debezium
+from cdc_lakehouse.formats.lindorm.decoder import decode_one as decode_lindorm
+from cdc_lakehouse.simulate.encoders import ENCODERS
 from cdc_lakehouse.simulate.encoders._alibaba_values import java_double_text
 from cdc_lakehouse.simulate.history import (
     Column,

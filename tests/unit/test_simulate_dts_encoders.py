@@ -18,10 +18,13 @@ from typing import Any
 
 import pytest
 
-from cdc_lakehouse.decode import dts_avro as avro_decoder
-from cdc_lakehouse.decode import dts_shareplex as shareplex_decoder
 from cdc_lakehouse.decode.json_text import loads, value_text
-from cdc_lakehouse.simulate.encoders import ENCODERS, dts_avro, dts_canal_json, dts_shareplex_json
+from cdc_lakehouse.formats.dts_avro import decoder as avro_decoder
+from cdc_lakehouse.formats.dts_avro import encoder_dts_avro as dts_avro
+from cdc_lakehouse.formats.dts_canal import encoder_dts_canal_json as dts_canal_json
+from cdc_lakehouse.formats.dts_shareplex import decoder as shareplex_decoder
+from cdc_lakehouse.formats.dts_shareplex import encoder_dts_shareplex_json as dts_shareplex_json
+from cdc_lakehouse.simulate.encoders import ENCODERS
 from cdc_lakehouse.simulate.encoders._dts_common import java_double, oracle_number
 from cdc_lakehouse.simulate.history import (
     Column,

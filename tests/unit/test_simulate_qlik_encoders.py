@@ -1,8 +1,8 @@
-"""Unit tests of the simulator's Qlik encoders (``qlik_json``, ``qlik_avro``): a hand-made
-history with every op and every logical type goes through the project's decoder
-(``cdc_lakehouse.decode.qlik``, MD messages collected first as the dbt model does) and comes
-back with the right ops, images, masks, key columns and column types (docs/formats.md section 5,
-seed 004). No Spark."""
+"""Unit tests of the simulator's Qlik encoders (``qlik_json``, ``qlik_avro``): a hand-made history
+with every op and every logical type goes through the project's decoder
+(``cdc_lakehouse.formats.qlik.decoder``, MD messages collected first as the dbt model does) and
+comes back with the right ops, images, masks, key columns and column types (docs/formats.md section
+5, seed 004). No Spark."""
 
 from __future__ import annotations
 
@@ -14,9 +14,12 @@ from typing import Any
 
 import pytest
 
-from cdc_lakehouse.decode import qlik
+from cdc_lakehouse.formats.qlik import decoder as qlik
+from cdc_lakehouse.formats.qlik import encoder_common as _qlik
+from cdc_lakehouse.formats.qlik import encoder_qlik_avro as qlik_avro
+from cdc_lakehouse.formats.qlik import encoder_qlik_json as qlik_json
 from cdc_lakehouse.registry import load_registry
-from cdc_lakehouse.simulate.encoders import ENCODERS, _qlik, qlik_avro, qlik_json
+from cdc_lakehouse.simulate.encoders import ENCODERS
 from cdc_lakehouse.simulate.history import (
     Column,
     Heartbeat,

@@ -14,24 +14,21 @@ from typing import Any
 
 import pytest
 
-from cdc_lakehouse.decode import dts_avro as avro_decoder
-from cdc_lakehouse.decode import dts_shareplex as shareplex_decoder
-from cdc_lakehouse.decode import qlik
 from cdc_lakehouse.decode.json_text import loads, value_text
-from cdc_lakehouse.decode.lindorm import decode_one as decode_lindorm
-from cdc_lakehouse.simulate.encoders import (
-    ENCODERS,
-    _ddl,
-    datahub_blob,
-    datahub_tuple,
-    dataworks_json,
-    dts_avro,
-    dts_canal_json,
-    dts_shareplex_json,
-    lindorm_debezium,
-    qlik_avro,
-    qlik_json,
-)
+from cdc_lakehouse.formats.datahub_tuple import encoder_datahub_tuple as datahub_tuple
+from cdc_lakehouse.formats.dataworks import encoder_datahub_blob as datahub_blob
+from cdc_lakehouse.formats.dataworks import encoder_dataworks_json as dataworks_json
+from cdc_lakehouse.formats.dts_avro import decoder as avro_decoder
+from cdc_lakehouse.formats.dts_avro import encoder_dts_avro as dts_avro
+from cdc_lakehouse.formats.dts_canal import encoder_dts_canal_json as dts_canal_json
+from cdc_lakehouse.formats.dts_shareplex import decoder as shareplex_decoder
+from cdc_lakehouse.formats.dts_shareplex import encoder_dts_shareplex_json as dts_shareplex_json
+from cdc_lakehouse.formats.lindorm import encoder_lindorm_debezium as lindorm_debezium
+from cdc_lakehouse.formats.lindorm.decoder import decode_one as decode_lindorm
+from cdc_lakehouse.formats.qlik import decoder as qlik
+from cdc_lakehouse.formats.qlik import encoder_qlik_avro as qlik_avro
+from cdc_lakehouse.formats.qlik import encoder_qlik_json as qlik_json
+from cdc_lakehouse.simulate.encoders import ENCODERS, _ddl
 from cdc_lakehouse.simulate.generate import SimulationConfig, features_used, generate
 from cdc_lakehouse.simulate.history import (
     Column,

@@ -1,5 +1,5 @@
 """dbt Python model: the Shareplex JSON message of every dts_shareplex_json record, decoded by
-cdc_lakehouse.decode.dts_shareplex (docs/formats.md section 4b). One row per bronze record,
+cdc_lakehouse.formats.dts_shareplex.decoder (docs/formats.md section 4b). One row per bronze record,
 with its raw value (the text of a DROP COLUMN message is its ddl_text); structural errors
 kept as decode_error for silver.quarantine. Python because Spark's JSON
 functions turn decimals into doubles (docs/architecture.md); ops, keys and ordering are SQL in

@@ -66,8 +66,8 @@ import orjson
 import pyarrow as pa
 
 from cdc_lakehouse import formats as manifest
-from cdc_lakehouse.decode.dts_avro_schema import PARSED_NEW, PARSED_OLD
-from cdc_lakehouse.decode.qlik_schema import ENVELOPE_SCHEMA, METADATA_SCHEMA
+from cdc_lakehouse.formats.dts_avro.avro_schema import PARSED_NEW, PARSED_OLD
+from cdc_lakehouse.formats.qlik.avro_schema import ENVELOPE_SCHEMA, METADATA_SCHEMA
 from cdc_lakehouse.simulate.generate import default_tables
 
 BENCH_KEYS: Mapping[str, tuple[str, ...]] = {
@@ -295,7 +295,7 @@ _UTF8 = frozenset({"utf8", "utf8mb3", "utf8mb4", "utf-8"})
 
 def _dts_text(name: str, value: dict[str, Any]) -> str | None:
     """Text of one DTS Avro image element (``name``: the value type's full name), as
-    :mod:`cdc_lakehouse.decode.dts_avro` renders it for the compared types (Integer value,
+    :mod:`cdc_lakehouse.formats.dts_avro.decoder` renders it for the compared types (Integer value,
     Character decoded with its charset); others approximately."""
     kind = name[name.rfind(".") + 1 :]
     if kind == "Integer" or kind == "Decimal" or kind == "TextObject" or kind == "TextGeometry":

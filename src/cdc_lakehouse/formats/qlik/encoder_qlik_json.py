@@ -12,7 +12,7 @@ Kafka value = UTF-8 JSON (non-ASCII text as is), one envelope per message:
   ``headers`` with ``externalSchemaId`` (Qlik's "include external schema id header" option)
   and the masks as hex digits (``"0B"``).
 
-``shape=`` (:class:`~cdc_lakehouse.simulate.encoders._qlik.StreamShape`) gives other layouts:
+``shape=`` (:class:`~cdc_lakehouse.formats.qlik.encoder_common.StreamShape`) gives other layouts:
 ``_qlik.REAL_STREAM`` is a real Qlik Replicate JSON stream's (issue 48): ``externalSchemaId``
 null, a DT envelope ``messageSchemaId`` no MD carries, one topic per table.
 
@@ -27,9 +27,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from cdc_lakehouse.encode.qlik_avro import QlikTable
-from cdc_lakehouse.simulate.encoders import _qlik
-from cdc_lakehouse.simulate.encoders._qlik import (
+from cdc_lakehouse.formats.qlik import encoder_common as _qlik
+from cdc_lakehouse.formats.qlik.avro_writer import QlikTable
+from cdc_lakehouse.formats.qlik.encoder_common import (
     DEFAULT,
     FEATURES,
     StreamShape,

@@ -11,7 +11,7 @@ Framing (decided here; the registry format says which one a topic uses):
 - ``qlik_avro``: the value is one Avro ``MessageEnvelope`` (Qlik's published envelope schema,
   plain Avro binary, no schema-registry header); every byte must be consumed. ``message`` is
   Avro binary written with the envelope's ``messageSchema`` when embedded; otherwise an MD
-  message is read with :data:`~cdc_lakehouse.decode.qlik_schema.METADATA_SCHEMA` and a DT
+  message is read with :data:`~cdc_lakehouse.formats.qlik.avro_schema.METADATA_SCHEMA` and a DT
   message *by reference*: with the ``dataSchema`` of the MD message whose ``schemaId`` equals
   the envelope's ``messageSchemaId`` (Qlik's "Replicate envelope" page: ``messageSchemaId`` is
   "a reference to a schema defined elsewhere, which can be used to deserialize the bytes in
@@ -102,8 +102,8 @@ from cdc_lakehouse.decode import batches as arrow_batches
 from cdc_lakehouse.decode import shared
 from cdc_lakehouse.decode.batches import append_decoded
 from cdc_lakehouse.decode.json_text import value_text
-from cdc_lakehouse.decode.qlik_schema import ENVELOPE_SCHEMA, MAGIC, METADATA_SCHEMA
 from cdc_lakehouse.decode.shared import DecodeError
+from cdc_lakehouse.formats.qlik.avro_schema import ENVELOPE_SCHEMA, MAGIC, METADATA_SCHEMA
 
 REASONS = {
     **{

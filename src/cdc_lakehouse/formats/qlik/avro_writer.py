@@ -1,12 +1,12 @@
 """Encoder of Qlik Replicate / Qlik Talend Data Integration Kafka messages in Avro.
 
-Produces exactly what :mod:`cdc_lakehouse.decode.qlik` reads for the ``qlik_avro`` format
+Produces exactly what :mod:`cdc_lakehouse.formats.qlik.decoder` reads for the ``qlik_avro`` format
 (docs/formats.md section 5, seed 004):
 
 - every Kafka value is one Avro ``MessageEnvelope`` (plain Avro binary, no schema-registry
   header) with ``magic = atMSG`` and ``type`` ``MD`` or ``DT``;
 - an MD envelope carries the metadata message encoded with
-  :data:`~cdc_lakehouse.decode.qlik_schema.METADATA_SCHEMA`, embedded as ``messageSchema``;
+  :data:`~cdc_lakehouse.formats.qlik.avro_schema.METADATA_SCHEMA`, embedded as ``messageSchema``;
 - a DT envelope carries the data message encoded with the table's data schema (the
   ``dataSchema`` of its MD message) and names it by ``messageSchemaId`` = the MD's
   ``schemaId`` (or, with ``embed_schema=True``, embeds it as ``messageSchema``).
@@ -25,7 +25,7 @@ from typing import Any
 
 import fastavro
 
-from cdc_lakehouse.decode.qlik_schema import (
+from cdc_lakehouse.formats.qlik.avro_schema import (
     ENVELOPE_SCHEMA,
     MAGIC,
     METADATA_SCHEMA,

@@ -11,7 +11,7 @@ key by table name (seed 002 sharding table), so their Kafka key is the table nam
 
 from __future__ import annotations
 
-from cdc_lakehouse.simulate.encoders._dataworks_envelope import (
+from cdc_lakehouse.formats.dataworks.encoder_envelope import (
     EnvelopeOptions,
     encode_envelopes,
     source_type,

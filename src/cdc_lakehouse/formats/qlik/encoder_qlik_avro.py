@@ -2,7 +2,7 @@
 (docs/formats.md section 5, seed 004; what is sent and when: :mod:`._qlik`).
 
 Kafka value = one Avro ``MessageEnvelope`` (plain Avro binary, no schema-registry header;
-:mod:`cdc_lakehouse.encode.qlik_avro`):
+:mod:`cdc_lakehouse.formats.qlik.avro_writer`):
 
 - MD: the metadata message encoded with the envelope's embedded metadata schema, one per
   table, up front, and a new one (``tableVersion`` + 1, new ``schemaId`` and
@@ -11,7 +11,7 @@ Kafka value = one Avro ``MessageEnvelope`` (plain Avro binary, no schema-registr
   carries), referenced by the envelope's ``messageSchemaId`` and by
   ``headers.externalSchemaId`` (= the MD ``schemaId``); masks as big-endian bytes.
 
-``shape=`` (:class:`~cdc_lakehouse.simulate.encoders._qlik.StreamShape`) gives other layouts:
+``shape=`` (:class:`~cdc_lakehouse.formats.qlik.encoder_common.StreamShape`) gives other layouts:
 ``externalSchemaId`` null, an envelope ``messageSchemaId`` no MD carries (such a DT names no
 writer schema the decoder will use: it waits for an MD of that id, docs/formats.md 5a), one
 topic per table, the data schema embedded in each DT envelope (``messageSchema``).
@@ -29,9 +29,9 @@ from typing import Any
 
 import fastavro
 
-from cdc_lakehouse.encode.qlik_avro import QlikTable, encode_metadata, envelope, mask_bytes
-from cdc_lakehouse.simulate.encoders import _qlik
-from cdc_lakehouse.simulate.encoders._qlik import (
+from cdc_lakehouse.formats.qlik import encoder_common as _qlik
+from cdc_lakehouse.formats.qlik.avro_writer import QlikTable, encode_metadata, envelope, mask_bytes
+from cdc_lakehouse.formats.qlik.encoder_common import (
     DEFAULT,
     FEATURES,
     StreamShape,

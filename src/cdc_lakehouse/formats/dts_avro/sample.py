@@ -1,14 +1,15 @@
 """The bundled DTS Avro sample topic ``dts.sample.avro`` (docs/formats.md 4a; seed 003).
 
 Seed 003 has no DTS Avro message, only the pointer to the ``Record`` schema: the sample is
-encoded by :mod:`cdc_lakehouse.encode.dts_avro` from that schema. Table ``mydb.t1`` replays
+encoded by :mod:`cdc_lakehouse.formats.dts_avro.avro_writer` from that schema. Table
+``mydb.t1`` replays
 the records printed by a public DTS subscription demo (cloudkdb/demo,
 aliyun-dts-subscribe-python/dts_subscribe.py: DDL, insert, update, delete of ``mydb.t1``),
 wrapped in BEGIN / COMMIT; table ``shop.all_types`` carries every value type of the image
 union, a partial update (EmptyObject NONE), a full-load row (INIT) and a CHECKPOINT; a
 HEARTBEAT sits in between. Both schema revisions occur (records without ``bornTimestamp``).
 
-Regenerate the committed file with ``python -m cdc_lakehouse.encode.dts_avro_sample``
+Regenerate the committed file with ``python -m cdc_lakehouse.formats.dts_avro.sample``
 (a test checks that the committed file equals :func:`dump_lines`).
 """
 
@@ -21,7 +22,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from cdc_lakehouse.encode import dts_avro as avro
+from cdc_lakehouse.formats.dts_avro import avro_writer as avro
 
 TOPIC = "dts.sample.avro"
 DEFAULT_PATH = Path("sample_data") / "dump" / f"{TOPIC}.jsonl"

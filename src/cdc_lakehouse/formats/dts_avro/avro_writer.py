@@ -1,5 +1,5 @@
 """Encoder of DTS Avro records (docs/formats.md section 4a; seed 003): the inverse of
-:mod:`cdc_lakehouse.decode.dts_avro`, for sample data, tests and the change simulator.
+:mod:`cdc_lakehouse.formats.dts_avro.decoder`, for sample data, tests and the change simulator.
 
 Build a ``com.alibaba.dts.formats.avro.Record`` dict with :func:`make_record` from a friendly
 description (operation, table, columns, before / after values as mappings) and write it with
@@ -33,7 +33,7 @@ from typing import Any
 
 import fastavro
 
-from cdc_lakehouse.decode.dts_avro_schema import NAMESPACE, PARSED_NEW, PARSED_OLD
+from cdc_lakehouse.formats.dts_avro.avro_schema import NAMESPACE, PARSED_NEW, PARSED_OLD
 
 Element = tuple[str, Any] | str | None
 """One image element in fastavro's union notation: ``(full type name, value)``."""

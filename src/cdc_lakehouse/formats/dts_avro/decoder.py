@@ -82,9 +82,9 @@ import pyarrow as pa
 from cdc_lakehouse.decode import batches as arrow_batches
 from cdc_lakehouse.decode import shared
 from cdc_lakehouse.decode.batches import append_decoded
-from cdc_lakehouse.decode.dts_avro_schema import NAMESPACE, PARSED_NEW, PARSED_OLD
 from cdc_lakehouse.decode.json_text import loads
 from cdc_lakehouse.decode.shared import DecodeError
+from cdc_lakehouse.formats.dts_avro.avro_schema import NAMESPACE, PARSED_NEW, PARSED_OLD
 
 REASONS = {
     "empty_value": shared.STRUCTURAL_REASONS["empty_value"],

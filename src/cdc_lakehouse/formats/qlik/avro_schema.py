@@ -1,7 +1,7 @@
 """Avro schemas of the Qlik Replicate / Qlik Talend Data Integration Kafka target.
 
-Shared by the decoder (:mod:`cdc_lakehouse.decode.qlik`) and the encoder
-(:mod:`cdc_lakehouse.encode.qlik_avro`). Source: seed 004 (metadata and data message fields,
+Shared by the decoder (:mod:`cdc_lakehouse.formats.qlik.decoder`) and the encoder
+(:mod:`cdc_lakehouse.formats.qlik.avro_writer`). Source: seed 004 (metadata and data message fields,
 docs/formats.md section 5) and Qlik's public "Replicate envelope" page (the envelope schema below
 is the one published there, field for field).
 

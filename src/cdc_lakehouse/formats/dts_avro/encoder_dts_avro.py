@@ -1,7 +1,7 @@
 """Simulator encoder of DTS Avro (docs/formats.md section 4a; seed 003) for a MySQL source: one
 topic ``<prefix>.dts_avro``, one plain-Avro ``Record`` per Kafka message, written with
-:mod:`cdc_lakehouse.encode.dts_avro` (newer schema revision, ``bornTimestamp`` in seconds as
-real producers write it).
+:mod:`cdc_lakehouse.formats.dts_avro.avro_writer` (newer schema revision, ``bornTimestamp`` in
+seconds as real producers write it).
 
 Records per history item, in production order (``id`` counts up from :data:`FIRST_ID` over
 the whole stream, so (``sourceTimestamp``, ``id``) orders every record):
@@ -32,7 +32,7 @@ Record fields: ``sourceTimestamp`` = commit time in epoch *seconds*; ``sourcePos
 timestamp: commit + 250 ms. Kafka key: the row's identity text (see ``_dts_common``), None
 for BEGIN / COMMIT / DDL / HEARTBEAT.
 
-Value types and texts (what :mod:`cdc_lakehouse.decode.dts_avro` yields), MySQL column type
+Value types and texts (what :mod:`cdc_lakehouse.formats.dts_avro.decoder` yields), MySQL column type
 and its binlog ``dataTypeNumber`` (docs/formats.md 4a):
 
 =========  ===================  ====  =================  ==================================
@@ -64,8 +64,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from cdc_lakehouse.decode.dts_avro import MYSQL_TYPE_NAMES
-from cdc_lakehouse.encode import dts_avro as avro
+from cdc_lakehouse.formats.dts_avro import avro_writer as avro
+from cdc_lakehouse.formats.dts_avro.decoder import MYSQL_TYPE_NAMES
 from cdc_lakehouse.simulate.encoders import _ddl
 from cdc_lakehouse.simulate.encoders import _dts_common as common
 from cdc_lakehouse.simulate.history import (

@@ -1,5 +1,5 @@
 """The bundled Qlik sample topics, JSON and Avro, from one scenario; regenerate with
-``python -m cdc_lakehouse.encode.qlik_samples [dump_dir]``.
+``python -m cdc_lakehouse.formats.qlik.sample [dump_dir]``.
 
 Seed 004 documents the metadata (MD) and data (DT) messages as field tables, with one worked
 example (the mask ``0B`` = columns 1, 2 and 4). The scenario below has one message per
@@ -21,7 +21,7 @@ load, then INSERT / UPDATE / DELETE during CDC), for the table ``SALES.CUSTOMERS
 
 ``qlik.sample.json`` carries them as JSON (the envelope of docs/formats.md, values as strings like
 real Replicate output, binary as hex digits); ``qlik.sample.avro`` as Avro encoded by
-:mod:`cdc_lakehouse.encode.qlik_avro` (ID as int, PHOTO as bytes, the rest strings).
+:mod:`cdc_lakehouse.formats.qlik.avro_writer` (ID as int, PHOTO as bytes, the rest strings).
 """
 
 from __future__ import annotations
@@ -32,7 +32,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cdc_lakehouse.encode.qlik_avro import QlikColumn, QlikTable, encode_data, encode_metadata
+from cdc_lakehouse.formats.qlik.avro_writer import (
+    QlikColumn,
+    QlikTable,
+    encode_data,
+    encode_metadata,
+)
 
 JSON_TOPIC = "qlik.sample.json"
 AVRO_TOPIC = "qlik.sample.avro"

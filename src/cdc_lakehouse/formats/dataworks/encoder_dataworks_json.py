@@ -10,7 +10,7 @@ with an empty Kafka key (DataWorks Kafka data source: "support tables without a 
 
 from __future__ import annotations
 
-from cdc_lakehouse.simulate.encoders._dataworks_envelope import (
+from cdc_lakehouse.formats.dataworks.encoder_envelope import (
     EnvelopeOptions,
     encode_envelopes,
     source_type,

@@ -79,7 +79,7 @@ from dataclasses import dataclass
 from decimal import Context, Decimal
 from typing import Any
 
-from cdc_lakehouse.encode.qlik_avro import QlikColumn, QlikTable
+from cdc_lakehouse.formats.qlik.avro_writer import QlikColumn, QlikTable
 from cdc_lakehouse.simulate.history import (
     Column,
     Heartbeat,

@@ -1,0 +1,19 @@
+{#
+    Generated from the format plug-ins (src/cdc_lakehouse/formats/) by `python -m cdc_lakehouse.formats generate`;
+    do not edit. cdc_all_staging_event_models(): one entry per staging folder, its
+    events model, the registry formats it decodes, 'paired_in' (the intermediate model
+    that completes its rows across records, which silver reads instead) and
+    'resolves_later' (a row can become final in a later batch than its own). Read by
+    macros/cdc_formats.sql and macros/cdc_incremental.sql.
+#}
+{% macro cdc_all_staging_event_models() %}
+    {{ return([
+        {'model': 'stg_datahub_tuple__events', 'formats': ['datahub_tuple'], 'paired_in': 'int_datahub_tuple__events_paired', 'resolves_later': true},
+        {'model': 'stg_dataworks__events', 'formats': ['dataworks_json', 'datahub_blob'], 'paired_in': 'int_dataworks__events_paired', 'resolves_later': true},
+        {'model': 'stg_dts_avro__events', 'formats': ['dts_avro']},
+        {'model': 'stg_dts_canal__events', 'formats': ['dts_canal_json']},
+        {'model': 'stg_dts_shareplex__events', 'formats': ['dts_shareplex_json'], 'paired_in': 'int_dts_shareplex__events_keyed', 'resolves_later': true},
+        {'model': 'stg_lindorm__events', 'formats': ['lindorm_debezium']},
+        {'model': 'stg_qlik__events', 'formats': ['qlik_json', 'qlik_avro'], 'resolves_later': true},
+    ]) }}
+{% endmacro %}

@@ -1,0 +1,148 @@
+"""Write what the dbt side needs of the format manifest, which it cannot import.
+
+dbt reads Jinja and YAML, not Python, so three pieces of the project repeat the manifest
+(:data:`cdc_lakehouse.formats.MANIFEST`). They are written from it, never by hand:
+
+- ``macros/cdc_format_plugins.sql``: the macro ``cdc_all_staging_event_models()``, one entry
+  per staging folder: its events model, its formats, its ``paired_in`` model and
+  ``resolves_later`` (read by ``macros/cdc_formats.sql`` and ``macros/cdc_incremental.sql``).
+- ``dbt_project.yml``: each staging folder's ``+enabled`` (built when var ``cdc_formats`` is
+  unset or lists one of its formats), between the lines :data:`BEGIN` and :data:`END`.
+- ``seeds/_seeds__models.yml``: the registry seed's accepted ``format`` values, likewise.
+
+``python -m cdc_lakehouse.formats generate`` rewrites them; ``python -m cdc_lakehouse.formats
+check`` (``make check-generated``, run by ``make test``) exits 1 naming each stale file.
+
+Errors: :class:`GeneratedFileError` when a file lacks its :data:`BEGIN` / :data:`END` lines,
+or formats sharing a staging folder disagree on ``paired_in`` / ``resolves_later``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from cdc_lakehouse.formats.plugin import Format
+
+BEGIN = "# >>> generated from the format plug-ins: python -m cdc_lakehouse.formats generate"
+END = "# <<< generated"
+COMMAND = "python -m cdc_lakehouse.formats generate"
+MACRO_FILE = Path("macros/cdc_format_plugins.sql")
+PROJECT_FILE = Path("dbt_project.yml")
+SEEDS_FILE = Path("seeds/_seeds__models.yml")
+
+
+class GeneratedFileError(ValueError):
+    """A generated piece cannot be written; the message names the file and the fix."""
+
+
+def _folders(manifest: Sequence[Format]) -> dict[str, list[Format]]:
+    """Staging folder -> its formats, folders in manifest order."""
+    folders: dict[str, list[Format]] = {}
+    for fmt in manifest:
+        folders.setdefault(fmt.staging_folder, []).append(fmt)
+    for folder, formats in folders.items():
+        shared = {(fmt.paired_in, fmt.resolves_later, fmt.events_model) for fmt in formats}
+        if len(shared) != 1:
+            raise GeneratedFileError(
+                f"the formats of staging folder {folder!r} must agree on paired_in and "
+                "resolves_later (one events model serves them all)"
+            )
+    return folders
+
+
+def macro_text(manifest: Sequence[Format]) -> str:
+    """The whole of ``macros/cdc_format_plugins.sql``."""
+    entries = []
+    for formats in _folders(manifest).values():
+        first = formats[0]
+        names = ", ".join(f"'{fmt.name}'" for fmt in formats)
+        entry = f"{{'model': '{first.events_model}', 'formats': [{names}]"
+        if first.paired_in:
+            entry += f", 'paired_in': '{first.paired_in}'"
+        if first.resolves_later:
+            entry += ", 'resolves_later': true"
+        entries.append(f"        {entry}}},")
+    body = "\n".join(entries)
+    return (
+        "{#\n"
+        f"    Generated from the format plug-ins (src/cdc_lakehouse/formats/) by `{COMMAND}`;\n"
+        "    do not edit. cdc_all_staging_event_models(): one entry per staging folder, its\n"
+        "    events model, the registry formats it decodes, 'paired_in' (the intermediate model\n"
+        "    that completes its rows across records, which silver reads instead) and\n"
+        "    'resolves_later' (a row can become final in a later batch than its own). Read by\n"
+        "    macros/cdc_formats.sql and macros/cdc_incremental.sql.\n"
+        "#}\n"
+        "{% macro cdc_all_staging_event_models() %}\n"
+        "    {{ return([\n"
+        f"{body}\n"
+        "    ]) }}\n"
+        "{% endmacro %}\n"
+    )
+
+
+def enabled_lines(manifest: Sequence[Format]) -> list[str]:
+    """The ``+enabled`` lines of ``dbt_project.yml``'s ``models: cdc_lakehouse: staging:``."""
+    lines = []
+    for folder, formats in _folders(manifest).items():
+        listed = " or ".join(f"'{fmt.name}' in var('cdc_formats')" for fmt in formats)
+        rule = f"{{{{ var('cdc_formats', none) is none or {listed} }}}}"
+        lines += [f"{folder}:", f'  +enabled: "{rule}"']
+    return lines
+
+
+def accepted_formats_lines(manifest: Sequence[Format]) -> list[str]:
+    """The ``format:`` accepted values line of the registry seed's ``column_checks``."""
+    return [f"format: [{', '.join(fmt.name for fmt in manifest)}]"]
+
+
+def replace_block(text: str, lines: Sequence[str], path: Path) -> str:
+    """``text`` with the lines between its :data:`BEGIN` and :data:`END` lines replaced by
+    ``lines``, indented as the :data:`BEGIN` line is.
+
+    Raises:
+        GeneratedFileError: ``text`` lacks either line.
+    """
+    rows = text.split("\n")
+    try:
+        start = next(i for i, row in enumerate(rows) if row.strip() == BEGIN)
+        stop = next(i for i in range(start, len(rows)) if rows[i].strip() == END)
+    except StopIteration:
+        raise GeneratedFileError(
+            f"{path}: no '{BEGIN}' ... '{END}' block; restore it from git"
+        ) from None
+    indent = rows[start][: len(rows[start]) - len(rows[start].lstrip())]
+    return "\n".join(rows[: start + 1] + [indent + line for line in lines] + rows[stop:])
+
+
+def expected(root: Path, manifest: Sequence[Format]) -> dict[Path, str]:
+    """Path (relative to the project ``root``) -> the text it must have."""
+    return {
+        MACRO_FILE: macro_text(manifest),
+        PROJECT_FILE: replace_block(
+            (root / PROJECT_FILE).read_text("utf-8"), enabled_lines(manifest), PROJECT_FILE
+        ),
+        SEEDS_FILE: replace_block(
+            (root / SEEDS_FILE).read_text("utf-8"), accepted_formats_lines(manifest), SEEDS_FILE
+        ),
+    }
+
+
+def stale(root: Path, manifest: Sequence[Format]) -> list[Path]:
+    """The generated files under ``root`` whose text differs from :func:`expected`."""
+    return [
+        path
+        for path, text in expected(root, manifest).items()
+        if not (root / path).is_file() or (root / path).read_text("utf-8") != text
+    ]
+
+
+def generate(root: Path, manifest: Sequence[Format]) -> list[Path]:
+    """Write every stale generated file under ``root``; returns the files written."""
+    written = []
+    for path, text in expected(root, manifest).items():
+        target = root / path
+        if not target.is_file() or target.read_text("utf-8") != text:
+            target.write_text(text, "utf-8")
+            written.append(path)
+    return written

@@ -1,0 +1,20 @@
+"""DTS Shareplex JSON (docs/formats.md 4b; seed 003): decoded in Python (:mod:`.decoder`); keys
+learned across records by ``int_dts_shareplex__events_keyed``.
+"""
+
+from cdc_lakehouse.formats.plugin import Format
+
+FORMATS = (
+    Format(
+        name="dts_shareplex_json",
+        staging_folder="dts_shareplex",
+        decoder="decoder",
+        decoding_model="stg_dts_shareplex__messages",
+        gold_folder="dts_shareplex",
+        type_family=None,
+        encoder="encoder_dts_shareplex_json",
+        value_encoding="json",
+        paired_in="int_dts_shareplex__events_keyed",
+        resolves_later=True,
+    ),
+)

@@ -1,0 +1,88 @@
+"""What a format plug-in declares: :class:`Format`, one per registry format it decodes.
+
+A plug-in is a package ``cdc_lakehouse/formats/<staging_folder>/`` whose ``__init__`` defines
+``FORMATS: tuple[Format, ...]`` (:mod:`cdc_lakehouse.formats` finds it). This module imports
+nothing of the project, so a plug-in's ``__init__`` may import it while the formats package is
+still being imported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+ValueEncoding = Literal["json", "avro"]
+
+
+@dataclass(frozen=True)
+class Format:
+    """One registry message format.
+
+    Attributes:
+        name: the registry format name (``format`` column of ``seeds/cdc_topics.csv``).
+        staging_folder: ``models/staging/<staging_folder>/``: the format's decoding dbt Python
+            model and its SQL ``stg_<staging_folder>__events`` model (shared with the other
+            formats of the same decoder).
+        decoder: module of the format's plug-in package that decodes the Kafka values
+            (``decoder``: ``cdc_lakehouse.formats.<staging_folder>.decoder``); None for a
+            format decoded in the JVM by a SQL model (``dts_canal_json``, ``dataworks_json``
+            and ``datahub_blob``: the exact JSON function, macros/cdc_exact_json.sql), which
+            has no Python decoder.
+        decoding_model: the model in the staging folder that decodes the Kafka values
+            (``silver.<decoding_model>``): the dbt Python model that applies ``decoder``, or
+            for a format decoded in SQL its SQL model that reads bronze (the events model
+            itself for Canal, ``stg_dataworks__envelopes`` for DataWorks).
+        gold_folder: ``models/gold/tables/<gold_folder>/``, and the first part of the format's
+            typed gold model (and table) names.
+        type_family: the ``type_family`` of ``seeds/cdc_type_mappings.csv`` that the format's
+            declared column types belong to (refined per table by
+            :func:`cdc_lakehouse.codegen.type_mapping.type_family`); None when the format
+            declares no column types.
+        encoder: module of the format's plug-in package that renders simulated histories in
+            this format (:class:`cdc_lakehouse.simulate.encoders.Encoder`), e.g.
+            ``encoder_dts_canal_json``.
+        value_encoding: how a Kafka value is encoded, ``json`` (UTF-8 JSON text) or ``avro``
+            (Avro binary).
+        paired_in: the intermediate model (``int_<staging_folder>__...``, silver) that completes
+            the events model's rows across records (a split update's halves paired, a key
+            learned), which silver reads instead of the events model; None when silver reads
+            the events model itself.
+        resolves_later: True when a row of the format can become final in a later ingest batch
+            than its own (``resolved_batch_id > ingest_batch_id``: a half paired, a key learned,
+            a Qlik data message decoded when its metadata arrives); False lets incremental
+            silver read only the partitions after a batch (macros/cdc_incremental.sql).
+    """
+
+    name: str
+    staging_folder: str
+    decoder: str | None
+    decoding_model: str
+    gold_folder: str
+    type_family: str | None
+    encoder: str
+    value_encoding: ValueEncoding
+    paired_in: str | None = None
+    resolves_later: bool = False
+
+    @property
+    def events_model(self) -> str:
+        """The SQL staging model that maps the decoded records to the normalized vocabulary:
+        ``stg_<staging_folder>__events``."""
+        return f"stg_{self.staging_folder}__events"
+
+    @property
+    def decoder_module(self) -> str | None:
+        """Dotted name of :attr:`decoder`, e.g. ``cdc_lakehouse.formats.lindorm.decoder``; None
+        for a format decoded in SQL."""
+        return None if self.decoder is None else f"{self.package}.{self.decoder}"
+
+    @property
+    def encoder_module(self) -> str:
+        """Dotted name of :attr:`encoder`, e.g.
+        ``cdc_lakehouse.formats.dts_avro.encoder_dts_avro``."""
+        return f"{self.package}.{self.encoder}"
+
+    @property
+    def package(self) -> str:
+        """The format's plug-in package, ``cdc_lakehouse.formats.<staging_folder>``."""
+        return f"cdc_lakehouse.formats.{self.staging_folder}"
