@@ -33,7 +33,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 
 .PHONY: install demo ingest build docs test lint clean kafka-broker demo-kafka bench maintenance upgrade-lake thrift-server connect-server \
 	spark-cluster spark-cluster-stop spark-cluster-status metastore metastore-stop demo-live \
-	postgresql-packages docs-serve docs-screenshot chromium-packages sql-lint sql-fix conventions
+	postgresql-packages docs-serve docs-screenshot docs-site chromium-packages sql-lint sql-fix conventions
 
 install: $(STAMP)
 
@@ -78,13 +78,17 @@ docs-screenshot: docs chromium-packages
 	$(BIN)/python -m cdc_lakehouse.docs_site screenshot --target-path target \
 		--model current_rows --output docs/images/current_rows_lineage.png
 
-## test: lint, then every pytest test (unit, ingest, dbt build on the fixtures, the sample dump
+## test: lint and the docs site, then every pytest test (unit, ingest, dbt build on the fixtures, the sample dump
 ## end to end on a Spark standalone cluster of this machine, the live demo on a shared
 ## PostgreSQL metastore, the docs site in headless Chromium; installs PostgreSQL and Chromium
 ## from Debian when missing)
 test: install postgresql-packages chromium-packages
-	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory lint docs-site
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
+
+## docs-site: build the docs site into site/ with link and anchor checks (mkdocs build --strict)
+docs-site: install
+	$(BIN)/mkdocs build --strict --site-dir site
 
 ## bench: throughput per format and stage against baselines, and incremental cost growth
 ## (not part of `make test`; about 20 minutes on 2 cores; flags: BENCH_ARGS="--changes 50000";
