@@ -37,6 +37,7 @@ from cdc_lakehouse.simulate.history import (
 )
 from cdc_lakehouse.simulate.messages import Message
 from cdc_lakehouse.simulate.oracle import current_state
+from cdc_lakehouse.simulate.schema_evolution import generate_schema_evolution
 
 PREFIX = "sim"
 
@@ -492,3 +493,29 @@ def test_generated_values_of_every_type_decode_to_their_value_text() -> None:
         "date",
         "timestamp",
     }
+
+
+def test_schema_changes_give_each_message_the_schema_of_its_table_version() -> None:
+    history = generate_schema_evolution(seed=3, rows=24)
+    messages = [m for m in encoder.encode(history, PREFIX) if m.value]
+    assert {m.topic for m in messages} == {"sim.public.products"}  # one table: PostgreSQL
+    changes = [c for c in history.row_changes if c.after is not None]
+    rendered = [m for m in messages if payload_of(m)["after"] is not None]
+    assert len(rendered) == len(changes)
+    versions = set()
+    for change, message in zip(changes, rendered, strict=True):
+        assert message.value is not None
+        schema = json.loads(message.value)["schema"]
+        after = next(f for f in schema["fields"] if f["field"] == "after")
+        declared = tuple((f["field"], f["type"]) for f in after["fields"])
+        assert declared == tuple(
+            (c.name, encoder.source_type(c).split(" ")[0]) for c in change.table.columns
+        )
+        versions.add(declared)  # the widened column changes its type: int32 -> int64
+        # a column the row lacks (written before an ADD COLUMN) is NULL
+        expected = {
+            c.name: encoder.value_text(c, change.after.get(c.name)) for c in change.table.columns
+        }
+        assert _exact_image(message, "after") == expected
+    assert len(versions) == len(history.table_versions("products"))
+    assert any(payload_of(m)["op"] == "t" for m in messages)
