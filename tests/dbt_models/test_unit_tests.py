@@ -40,7 +40,15 @@ RANK_RULE = "case when op_code in ('UPDATE_BEFOR', 'UPDATE_BEFORE') then 0 else 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 """dbt colours its messages on a terminal (and in pytest) unless told not to."""
 
-PROJECT_FILES = ("dbt_project.yml", "profiles.yml", "models", "macros", "seeds", "tests/dbt")
+PROJECT_FILES = (
+    "dbt_project.yml",
+    "profiles.yml",
+    "models",
+    "python_models",
+    "macros",
+    "seeds",
+    "tests/dbt",
+)
 """What a copy of the dbt project needs (the adapter and the package come from the venv)."""
 
 

@@ -17,12 +17,12 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from cdc_lakehouse.bench.baselines import debezium as baseline
 from cdc_lakehouse.bench.baselines.formats import Value
 from cdc_lakehouse.decode.json_text import loads as exact_loads
 from cdc_lakehouse.decode.json_text import value_text as exact_text
+from cdc_lakehouse.formats.debezium import baseline
+from cdc_lakehouse.formats.debezium import encoder_debezium_json as encoder
 from cdc_lakehouse.simulate.delivery import DeliveryConfig, deliver
-from cdc_lakehouse.simulate.encoders import debezium_json as encoder
 from cdc_lakehouse.simulate.encoders._alibaba_values import java_double_text
 from cdc_lakehouse.simulate.generate import SimulationConfig, features_used, generate
 from cdc_lakehouse.simulate.history import (

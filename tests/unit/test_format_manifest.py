@@ -27,6 +27,7 @@ from cdc_lakehouse.staging_model import FactoryError, decode_records
 
 PROJECT = Path(__file__).resolve().parents[2]
 STAGING = PROJECT / "models" / "staging"
+PYTHON_STAGING = PROJECT / "python_models" / "staging"  # the dbt Python models, same folders
 GOLD_TABLES = PROJECT / "models" / "gold" / "tables"
 FOLDERS = formats.staging_folders()
 NOT_A_FORMAT_FOLDER = {"bronze"}  # the bronze records view and the bronze source
@@ -128,7 +129,9 @@ def test_every_staging_folder_belongs_to_a_format():
     on_disk = {path.name for path in subfolders(STAGING)}
     assert on_disk - NOT_A_FORMAT_FOLDER == set(FOLDERS)
     project = yaml.safe_load((PROJECT / "dbt_project.yml").read_text("utf-8"))
-    assert project["model-paths"] == ["models"]
+    assert project["model-paths"] == ["models", "python_models"]
+    assert {path.name for path in subfolders(PYTHON_STAGING)} <= set(FOLDERS)
+    assert not list((PROJECT / "models").rglob("*.py")), "dbt Python models go in python_models/"
 
 
 @pytest.mark.parametrize("folder", FOLDERS)
@@ -137,7 +140,9 @@ def test_a_staging_folder_holds_its_formats_models_and_one_yaml(folder):
     decoding, events = folder_formats[0].decoding_model, folder_formats[0].events_model
     path = STAGING / folder
     assert sorted(p.name for p in path.glob("*.yml")) == [f"_{folder}__models.yml"]
-    models = {p.stem for p in path.iterdir() if p.suffix in (".py", ".sql")}
+    python_path = PYTHON_STAGING / folder
+    python_models = {p.stem for p in python_path.glob("*.py")} if python_path.is_dir() else set()
+    models = {p.stem for p in path.glob("*.sql")} | python_models
     documented = yaml_models(path / f"_{folder}__models.yml")
     assert set(documented) == models
     events_sql = (path / f"{events}.sql").read_text("utf-8")
@@ -145,7 +150,7 @@ def test_a_staging_folder_holds_its_formats_models_and_one_yaml(folder):
         # decoded in SQL: the decoding model (the events model itself, or the model it reads)
         # reads bronze; no Python model
         assert models == {decoding, events}
-        assert not list(path.glob("*.py"))
+        assert not python_models
         decoding_sql = (path / f"{decoding}.sql").read_text("utf-8")
         assert "ref('stg_bronze__kafka_records')" in decoding_sql
         for name in formats.names(folder_formats):
@@ -154,12 +159,12 @@ def test_a_staging_folder_holds_its_formats_models_and_one_yaml(folder):
             assert f"ref('{decoding}')" in events_sql
         return
     assert models == {decoding, events}
-    assert (path / f"{decoding}.py").is_file() and (path / f"{events}.sql").is_file()
+    assert python_models == {decoding} and (path / f"{events}.sql").is_file()
     assert set(accepted_values(documented[decoding], "source_format")) == set(
         formats.names(folder_formats)
     )
     # the decoding model calls the factory for its own folder, and the events model reads it
-    source = (path / f"{decoding}.py").read_text("utf-8")
+    source = (python_path / f"{decoding}.py").read_text("utf-8")
     assert re.search(rf'decode_records\(.*folder="{folder}"', source, re.DOTALL)
     assert 'dbt.ref("stg_bronze__kafka_records")' in source
     assert f"ref('{decoding}')" in events_sql

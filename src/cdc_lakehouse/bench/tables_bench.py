@@ -36,7 +36,7 @@ from cdc_lakehouse.bench.measure import measured
 from cdc_lakehouse.bench.pipeline import BenchError, Pipeline
 
 PROJECT_FILES = ("dbt_project.yml", "profiles.yml")
-PROJECT_DIRS = ("models", "macros", "seeds", "tests/dbt", "analyses", "snapshots")
+PROJECT_DIRS = ("models", "python_models", "macros", "seeds", "tests/dbt", "analyses", "snapshots")
 """What dbt reads of the project (``dbt_project.yml``'s paths); copied when present."""
 TYPED_GOLD = Path("models") / "gold" / "tables"
 TYPED_GOLD_TAG = "typed_gold"
