@@ -92,12 +92,14 @@ docs-site: install
 
 ## bench: throughput per format and stage against baselines, and incremental cost growth
 ## (not part of `make test`; about 20 minutes on 2 cores; flags: BENCH_ARGS="--changes 50000";
-## more parts: BENCH_ARGS="--part ingest" or "--part tables", see README "Benchmark")
+## more parts: BENCH_ARGS="--part ingest" or "--part tables", see
+## docs/how-to/benchmark.md "How to run the benchmark")
 bench: install
 	$(BIN)/python -m cdc_lakehouse.bench $(BENCH_ARGS)
 
-## ci-changed: slim CI (README "Slim CI"): build and test only the models a change modified and
-## their children, against the production manifest in STATE (a directory holding manifest.json).
+## ci-changed: slim CI (docs/how-to/slim-ci.md "Slim CI: build and test only what a change
+## touches"): build and test only the models a change modified and their children, against the
+## production manifest in STATE (a directory holding manifest.json).
 ## With CDC_METASTORE_JDBC_URL set (production's shared metastore and lake), on target ci:
 ## `dbt build --target ci --select state:modified+ --defer --favor-state --state $(STATE)` into
 ## the run's own schemas ci_$(CDC_CI_RUN_ID)_*, every other ref read from production's tables
@@ -135,10 +137,10 @@ ci-changed: install
 		--state $(STATE) --full-refresh
 endif
 
-## dev-clone: start a dev target from production's state (README "Environments"): `dbt clone`
-## of every model of the production manifest in STATE (SELECT=<dbt selection>: those) into the
-## dev schemas (Delta shallow clones of tables, views of views), CDC_DEV_SCHEMA (default
-## dev_$$USER) naming them
+## dev-clone: start a dev target from production's state
+## (docs/how-to/slim-ci.md "Environments: dev, CI and prod"): `dbt clone` of every model of the
+## production manifest in STATE (SELECT=<dbt selection>: those) into the dev schemas (Delta
+## shallow clones of tables, views of views), CDC_DEV_SCHEMA (default dev_$$USER) naming them
 .PHONY: dev-clone
 dev-clone: install
 	$(DBT) clone $(DBT_ARGS) --target dev --state $(STATE) \
@@ -176,7 +178,8 @@ conventions: install
 	HOME=$(CURDIR)/target $(BIN)/dbt-bouncer run --config-file dbt-bouncer.yml
 
 ## maintenance: OPTIMIZE and VACUUM (7 days' history kept) every Delta table of the lake
-## (README "Delta Lake"); MAINTENANCE_ARGS="--retain-hours 336" keeps more
+## (docs/how-to/maintenance.md "How to maintain the lake: change data feed, time travel,
+## OPTIMIZE and VACUUM"); MAINTENANCE_ARGS="--retain-hours 336" keeps more
 maintenance: install
 	$(BIN)/python -m cdc_lakehouse.maintenance $(MAINTENANCE_ARGS)
 

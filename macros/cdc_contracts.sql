@@ -1,10 +1,11 @@
 {#
-    Model contracts (README "Contracts and access"): the public models declare every column's
-    name and data_type in their YAML, with `contract: {enforced: true}`. dbt checks a contract
-    with two schema-only queries (`where false limit 0`: Spark plans them, reads no data): the
-    model's SQL, and `cast(null as <data_type>)` per declared column; a column missing, added,
-    renamed or of another type fails the model with dbt's "This model has an enforced
-    contract that failed." and a table of the differences.
+    Model contracts (docs/how-to/contracts.md "How to change a public model: contracts and
+    access"): the public models declare every column's name and data_type in their YAML, with
+    `contract: {enforced: true}`. dbt checks a contract with two schema-only queries
+    (`where false limit 0`: Spark plans them, reads no data): the model's SQL, and
+    `cast(null as <data_type>)` per declared column; a column missing, added, renamed or of
+    another type fails the model with dbt's "This model has an enforced contract that failed."
+    and a table of the differences.
 
     dbt-spark checks it where it creates a table (create table as) or a view; not on an
     incremental run, which writes the model's SQL through a temporary view into the existing

@@ -96,8 +96,9 @@
     - checks: a list of [condition, reason, detail] entries, tried in order after the decoding
       model's own verdict (decode_error / decode_error_detail, set by the Python decoder,
       always first); the first whose condition (Spark SQL, boolean) is true decides. reason is
-      a reason code (README "Quarantine reasons"), or none to pass the record (e.g. a control
-      record past the checks common to every kind); detail is a Spark SQL text expression.
+      a reason code (docs/explanation/gold-rules.md "What the tables promise"), or none to
+      pass the record (e.g. a control record past the checks common to every kind); detail is
+      a Spark SQL text expression.
 
     Output columns: quarantine_reason (the deciding check's reason code; NULL when no check
     holds or the deciding check passes the record) and quarantine_detail (its detail; NULL

@@ -15,14 +15,15 @@
 
     A Delta table with the change data feed on (delta.enableChangeDataFeed): a downstream job
     reads what each build changed with table_changes('gold.current_rows', <version>) - an
-    insert, an update (pre- and post-image) or a delete per row identity (README "Change data
-    feed"). Incremental, applied by MERGE on the row identity (macros/cdc_merge.sql): a run
-    takes the identities of gold.int_row_versions that a batch changed since the newest
-    last_resolved_batch_id it holds (every change, truncate or carried event of an identity
-    raises its last_resolved_batch_id), updates or inserts the live ones and deletes the others
-    (their row in the run's output has no last_ordering_key: merge_delete_condition), with the
-    provisional identities retracted since (macro retracted_identities). Equal to a full
-    refresh (tested).
+    insert, an update (pre- and post-image) or a delete per row identity
+    (docs/how-to/maintenance.md "How to maintain the lake: change data feed, time travel,
+    OPTIMIZE and VACUUM"). Incremental, applied by MERGE on the row identity
+    (macros/cdc_merge.sql): a run takes the identities of gold.int_row_versions that a batch
+    changed since the newest last_resolved_batch_id it holds (every change, truncate or carried
+    event of an identity raises its last_resolved_batch_id), updates or inserts the live ones
+    and deletes the others (their row in the run's output has no last_ordering_key:
+    merge_delete_condition), with the provisional identities retracted since (macro
+    retracted_identities). Equal to a full refresh (tested).
 #}
 
 -- depends_on: {{ ref('change_events') }}

@@ -22,8 +22,9 @@
       the ordering key, so where a format orders a full-load row before changes with earlier
       timestamps, valid_from can be later than valid_to.
 
-    A Delta table with the change data feed on (delta.enableChangeDataFeed: README "Change
-    data feed"). Incremental, applied by MERGE on (row identity, version_number)
+    A Delta table with the change data feed on (delta.enableChangeDataFeed:
+    docs/how-to/maintenance.md "How to maintain the lake: change data feed, time travel,
+    OPTIMIZE and VACUUM"). Incremental, applied by MERGE on (row identity, version_number)
     (macros/cdc_merge.sql): a run takes the identities of gold.int_row_versions that a batch
     changed since the newest last_resolved_batch_id it holds (every change, truncate or carried
     event of an identity raises it), with the provisional identities retracted since (macro

@@ -1,13 +1,13 @@
 """The dbt docs site in a real browser: serve a generated target directory (as `dbt docs serve`
 does), open a model's lineage graph in headless Chromium, read what the graph shows and what
-the browser console logged, and take the screenshot of the README.
+the browser console logged, and take the screenshot of docs/how-to/dbt-docs.md.
 
 The browser is Debian's ``chromium``, driven through Debian's ``chromium-driver`` by Selenium
 (`make chromium-packages` installs both). Chromium starts with ``--headless=new --no-sandbox``
 (its sandbox does not start as root in containers), without GPU or ``/dev/shm``, and without
 the background connections it makes to Google's hosts (refused on a closed network).
 
-Regenerate the README's screenshot (after `make docs`)::
+Regenerate the screenshot of docs/how-to/dbt-docs.md (after `make docs`)::
 
     python -m cdc_lakehouse.docs_site screenshot --target-path target \\
         --output docs/images/current_rows_lineage.png

@@ -3,7 +3,8 @@
 Every table of the lake is a Delta Lake table, and a Delta write becomes visible only with its
 commit (one file in ``_delta_log``): a write killed before it leaves the table as its last
 commit left it, and the data files it had written are never read (``VACUUM`` removes them,
-see README "Maintenance"). Nothing to repair there.
+see docs/how-to/maintenance.md "How to maintain the lake: change data feed, time travel,
+OPTIMIZE and VACUUM"). Nothing to repair there.
 
 One trace remains: a table being created (``CREATE TABLE AS SELECT``: the first build of an
 incremental model, a ``--full-refresh``, a table model's first build) writes its data files

@@ -35,7 +35,8 @@ EXCLUDE_UNIT_TESTS = ("--exclude-resource-type", "unit_test")
 """dbt arguments that leave out the unit tests (the ``unit_tests:`` of the models' YAML): they
 read fixed rows, not the lake, so the many builds of the test session would run the same
 unit tests again and again; tests/dbt_models/test_unit_tests.py runs them once. dbt's docs
-recommend the same for production builds (README "Unit tests")."""
+recommend the same for production builds (docs/how-to/unit-tests.md "How to write and run
+dbt unit tests")."""
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,8 @@ cut out of order, and the oracle's expected gold for each.
   later than those of another), each followed by an incremental dbt run (fixture
   ``simulated_increments``).
 
-Larger runs: ``CDC_SIM_CHANGES=100000 make test`` (documented in the README).
+Larger runs: ``CDC_SIM_CHANGES=100000 make test`` (documented in
+docs/how-to/simulate-changes.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""Model contracts of the public models (README "Contracts and access"): a change that drops
-or retypes a public column fails the build with dbt's contract error and writes nothing; the
-unchanged project builds (every test of the session builds it, and the last test here)."""
+"""Model contracts of the public models (docs/how-to/contracts.md "How to change a public
+model: contracts and access"): a change that drops or retypes a public column fails the build
+with dbt's contract error and writes nothing; the unchanged project builds (every test of the
+session builds it, and the last test here)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Slim CI (`make ci-changed`, README "Slim CI"): a change to one model builds and tests that
-model, its children and their tests, and nothing else.
+"""Slim CI (`make ci-changed`, docs/how-to/slim-ci.md "Slim CI: build and test only what a
+change touches"): a change to one model builds and tests that model, its children and their
+tests, and nothing else.
 
 A copy of the project (what dbt reads: dbt_project.yml, profiles.yml and the directories it
 names) gives the production manifest (`dbt parse` of the unchanged copy, no warehouse work);

@@ -204,7 +204,8 @@ def test_dataworks_model_sql_and_yml(mappings):
     assert "\n".join(typed) in sql
     yml = files["dataworks/_dataworks__models.yml"]
     assert "  - name: dataworks__shop__orders\n" in yml
-    # public, with an enforced contract of the columns' Spark types (README "Contracts and access")
+    # public, with an enforced contract of the columns' Spark types (docs/how-to/contracts.md
+    # "How to change a public model: contracts and access")
     (model,) = yaml.safe_load(yml)["models"]
     assert model["config"] == {"access": "public", "contract": {"enforced": True}}
     types = {column["name"]: column["data_type"] for column in model["columns"]}

@@ -1,6 +1,6 @@
-"""The dbt targets of profiles.yml (README "Environments: dev, CI and prod"): `dbt parse
---target prod` puts every model and seed in the plain bronze / silver / gold schemas, `--target
-dev` and `--target ci` every one outside them, in schemas named by the engineer
+"""The dbt targets of profiles.yml (docs/how-to/slim-ci.md "Environments: dev, CI and prod"):
+`dbt parse --target prod` puts every model and seed in the plain bronze / silver / gold schemas,
+`--target dev` and `--target ci` every one outside them, in schemas named by the engineer
 (CDC_DEV_SCHEMA, else the user name) and by the CI run (CDC_CI_RUN_ID); the source stays
 production's bronze.kafka_records in every target. `dbt parse` does no warehouse work."""
 

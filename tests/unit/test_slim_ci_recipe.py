@@ -1,8 +1,9 @@
 """`make ci-changed` refuses to start without a production manifest, or on a shared metastore
 without a CI run id (one line, exit 2, nothing run); on a shared metastore it builds into the
 ci target's schemas with --defer --favor-state; `make drop-schemas` refuses production's
-schemas; and the GitHub Actions template is a workflow that runs it (README "Slim CI"; the
-recipes themselves: tests/dbt_models/test_slim_ci.py and tests/live/test_shared_metastore.py)."""
+schemas; and the GitHub Actions template is a workflow that runs it (docs/how-to/slim-ci.md
+"Slim CI: build and test only what a change touches"; the recipes themselves:
+tests/dbt_models/test_slim_ci.py and tests/live/test_shared_metastore.py)."""
 
 from __future__ import annotations
 

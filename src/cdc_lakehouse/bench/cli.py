@@ -49,7 +49,8 @@ PARTS = ("formats", "growth", "incremental", "ingest", "tables")
 ingest records/s (dump and Kafka), cost of source tables."""
 DEPLOYMENTS = ("all-formats", "its-format")
 """How the growth and incremental parts deploy the project: every format's models, or only
-those of the measured format (var ``cdc_formats``, README "Choosing the formats")."""
+those of the measured format (var ``cdc_formats``, docs/how-to/choose-formats.md "How to
+choose the formats: var `cdc_formats`")."""
 DEFAULT_PARTS = ("formats", "growth")
 """The default run (about 20 minutes on 2 cores); ``--part incremental`` adds target 3's run
 on a 200,000-change history (several minutes more), ``--part ingest`` target 4's (a

@@ -119,7 +119,8 @@ class Pipeline:
         argv = [
             *args,
             # a benchmark measures a production build: without the unit tests, which dbt's
-            # docs keep to development and CI (README "Unit tests")
+            # docs keep to development and CI (docs/how-to/unit-tests.md "How to write and
+            # run dbt unit tests")
             *(("--exclude-resource-type", "unit_test") if args[:1] == ("build",) else ()),
             *self._deployment_vars(args),
             "--project-dir",

@@ -1,5 +1,5 @@
 """The benchmark's report: ``results.json`` (everything measured), ``results.md`` (the tables
-the README shows), ``throughput.png`` and ``cost_growth.png``.
+bench/NOTES.md "Latest results" shows), ``throughput.png`` and ``cost_growth.png``.
 
 Ratios are times: pipeline seconds / baseline seconds on the same events (so 1.5 means the
 pipeline takes 1.5 times as long; below 1 it is faster). The targets are issue 20's six

@@ -86,7 +86,8 @@ MAX_TYPED_COLUMNS = 4096
 """Columns of a source table at most for a typed model (MySQL's limit per table; Oracle's
 extended one): dbt parses every column entry of the yml on every command (about 0.5 ms a
 column; a table of 100,000 columns added minutes to each), so a wider table gets no typed
-model, and the command says so (README "Typed gold per source table")."""
+model, and the command says so (docs/how-to/typed-gold.md "How to generate typed gold per
+source table")."""
 MAX_COLUMN_NAME = 128
 """Characters of an output column name at most (longer names are cut, :func:`bounded`): the
 longest column names of the source databases (Oracle, SQL Server: 128)."""
