@@ -17,3 +17,21 @@
         {'model': 'stg_qlik__events', 'formats': ['qlik_json', 'qlik_avro'], 'resolves_later': true},
     ]) }}
 {% endmacro %}
+
+{#
+    cdc_format_orderings(): each staging folder's ordering rule, from its plug-in's
+    ordering: the parts [name, width, is text] before the Kafka tail, most significant
+    first, and whether a record's rows carry their index (row_index). Read by macro
+    format_ordering_key (macros/cdc_keys.sql).
+#}
+{% macro cdc_format_orderings() %}
+    {{ return({
+        'datahub_tuple': {'parts': [['sequence_id', 30, false], ['image_rank', 1, false]], 'row_index': false},
+        'dataworks': {'parts': [['sequence_id', 30, false], ['image_rank', 1, false]], 'row_index': false},
+        'dts_avro': {'parts': [['load_rank', 1, false], ['source_timestamp', 20, false], ['record_id', 20, false]], 'row_index': false},
+        'dts_canal': {'parts': [['es_ms', 20, false], ['snapshot_rank', 1, false]], 'row_index': true},
+        'dts_shareplex': {'parts': [['scn', 30, false], ['seq', 10, false], ['image_rank', 1, false]], 'row_index': false},
+        'lindorm': {'parts': [['source_ts_ms', 20, false], ['payload_ts_ms', 20, false]], 'row_index': false},
+        'qlik': {'parts': [['load_rank', 1, false], ['change_sequence', 35, true]], 'row_index': false},
+    }) }}
+{% endmacro %}

@@ -77,19 +77,40 @@
 {%- endmacro %}
 
 {#
-    sequence_ordering_key(sequence_id, image_rank): the ordering key of a format ordered by a
-    sequence number and the half of a split update (DataWorks sequenceId, DataHub Tuple
-    _sequence_id_): the sequence number as 30 digits, the image rank (0 = before half, 1 =
-    anything else), then kafka_ordering_tail(). NULL when the sequence number is missing or
-    longer than 30 digits.
+    format_ordering_key(folder, values, row_index=none): the ordering key of a change of the
+    formats of staging folder `folder`, by their plug-in's ordering rule (cdc_format_orderings(),
+    macros/cdc_format_plugins.sql, generated from src/cdc_lakehouse/formats/<folder>/): each part
+    of the rule, most significant first, is its value (`values`: part name -> SQL expression)
+    left-padded with '0' to the part's width, then kafka_ordering_tail(row_index) (`row_index`:
+    the row's index in its record, given exactly when the rule has row_index), dot-separated.
+    NULL when a part is NULL or longer than its width.
+
+    Raises a compilation error when `values` does not name exactly the rule's parts, or
+    row_index is given against the rule.
 #}
-{% macro sequence_ordering_key(sequence_id, image_rank) -%}
+{% macro format_ordering_key(folder, values, row_index=none) -%}
+    {%- set rule = cdc_format_orderings()[folder] -%}
+    {%- set names = [] -%}
+    {%- for part in rule.parts -%}
+        {%- do names.append(part[0]) -%}
+    {%- endfor -%}
+    {%- if names | sort != values.keys() | list | sort or rule.row_index != (row_index is not none) -%}
+        {%- do exceptions.raise_compiler_error(
+            "format_ordering_key('" ~ folder ~ "'): give the parts " ~ names | join(', ')
+            ~ (" and row_index" if rule.row_index else "") ~ " of the format's ordering rule; got "
+            ~ values.keys() | list | join(', ') ~ (" and row_index" if row_index is not none else "")
+        ) -%}
+    {%- endif -%}
     case
-        when {{ sequence_id }} is not null and length({{ sequence_id }}) <= 30 then concat_ws(
+        when {% for part in rule.parts -%}
+            {%- if not loop.first %} and {% endif -%}
+            length(cast({{ values[part[0]] }} as string)) <= {{ part[1] }}
+        {%- endfor %} then concat_ws(
             '.',
-            {{ padded_number(sequence_id, 30) }},
-            cast({{ image_rank }} as string),
-            {{ kafka_ordering_tail() }}
+            {% for part in rule.parts -%}
+                lpad(cast({{ values[part[0]] }} as string), {{ part[1] }}, '0'),
+            {% endfor -%}
+            {{ kafka_ordering_tail(row_index) }}
         )
     end
 {%- endmacro %}

@@ -113,7 +113,9 @@ normalized as (
         case
             when before_flag = 'Y' then {{ canonical_row_key('row_image', 'key_columns') }}
         end as before_row_key,
-        {{ sequence_ordering_key('sequence_id', 'image_rank') }} as ordering_key,
+        {{ format_ordering_key(
+            'datahub_tuple', {'sequence_id': 'sequence_id', 'image_rank': 'image_rank'}
+        ) }} as ordering_key,
         {{ quarantine_checks(checks) }}
     from keyed
 ),

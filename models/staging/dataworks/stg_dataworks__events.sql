@@ -107,7 +107,9 @@ normalized as (
         end as control_type,
         {{ canonical_row_key('state_image', 'key_columns') }} as row_key,
         {{ canonical_row_key('before_image', 'key_columns') }} as before_row_key,
-        {{ sequence_ordering_key('sequence_id', 'image_rank') }} as ordering_key,
+        {{ format_ordering_key(
+            'dataworks', {'sequence_id': 'sequence_id', 'image_rank': 'image_rank'}
+        ) }} as ordering_key,
         {{ quarantine_checks(checks) }}
     from key_columns
 ),

@@ -126,15 +126,11 @@ normalized as (
         end as control_type,
         {{ canonical_row_key('identity_image', 'key_columns') }} as row_key,
         {{ canonical_row_key('before_image', 'key_columns') }} as before_row_key,
-        case
-            when record_id is not null then concat_ws(
-                '.',
-                cast(load_rank as string),
-                {{ padded_number('source_timestamp', 20) }},
-                {{ padded_number('record_id', 20) }},
-                {{ kafka_ordering_tail() }}
-            )
-        end as ordering_key,
+        {{ format_ordering_key('dts_avro', {
+            'load_rank': 'load_rank',
+            'source_timestamp': 'source_timestamp',
+            'record_id': 'record_id',
+        }) }} as ordering_key,
         {{ quarantine_checks(checks) }}
     from classified
 ),

@@ -374,14 +374,9 @@ normalized as (
         end as quarantine_detail,
         {{ canonical_row_key('state_image', 'key_columns') }} as row_key,
         {{ canonical_row_key('before_image', 'key_columns') }} as before_row_key,
-        case
-            when es_ms is not null then concat_ws(
-                '.',
-                {{ padded_number('es_ms', 20) }},
-                cast(snapshot_rank as string),
-                {{ kafka_ordering_tail(row_index='row_index') }}
-            )
-        end as ordering_key,
+        {{ format_ordering_key(
+            'dts_canal', {'es_ms': 'es_ms', 'snapshot_rank': 'snapshot_rank'}, row_index='row_index'
+        ) }} as ordering_key,
         case when is_ddl then sql_text end as ddl_text
     from exploded
 ),

@@ -102,16 +102,11 @@ classified as (
             when key_image is not null and size(key_image) > 0 then map_keys(key_image)
             when op_code in ('del', 'DELETE') and size(data_image) > 0 then map_keys(data_image)
         end as sent_key_columns,
-        case
-            when scn is not null and length(scn) <= 30 and coalesce(seq, 0) <= 9999999999
-                then concat_ws(
-                    '.',
-                    {{ padded_number('scn', 30) }},
-                    {{ padded_number('coalesce(seq, 0)', 10) }},
-                    cast(case when op_code = 'UPDATE BEFORE' then 0 else 1 end as string),
-                    {{ kafka_ordering_tail() }}
-                )
-        end as ordering_key
+        {{ format_ordering_key('dts_shareplex', {
+            'scn': 'scn',
+            'seq': 'coalesce(seq, 0)',
+            'image_rank': "case when op_code = 'UPDATE BEFORE' then 0 else 1 end",
+        }) }} as ordering_key
     from messages
 ),
 

@@ -115,14 +115,9 @@ normalized as (
             as source_db_type,
         {{ canonical_row_key('state_image', 'key_columns') }} as row_key,
         {{ canonical_row_key('before_image', 'before_key_columns') }} as before_row_key,
-        case
-            when source_ts_ms is not null then concat_ws(
-                '.',
-                {{ padded_number('source_ts_ms', 20) }},
-                {{ padded_number('coalesce(payload_ts_ms, 0)', 20) }},
-                {{ kafka_ordering_tail() }}
-            )
-        end as ordering_key,
+        {{ format_ordering_key(
+            'lindorm', {'source_ts_ms': 'source_ts_ms', 'payload_ts_ms': 'coalesce(payload_ts_ms, 0)'}
+        ) }} as ordering_key,
         {{ quarantine_checks(checks) }}
     from keyed
 ),

@@ -120,28 +120,13 @@ normalized as (
         nullif(transaction_id, '') as transaction_id,
         {{ canonical_row_key('state_image', 'key_columns') }} as row_key,
         {{ canonical_row_key('before_image', 'key_columns') }} as before_row_key,
-        case
-            when message_type = 'MD' and table_version is not null
-                then concat_ws(
-                    '.',
-                    '0',
-                    {{ padded_number('table_version', 35) }},
-                    {{ kafka_ordering_tail() }}
-                )
-            when operation = 'REFRESH'
-                then concat_ws(
-                    '.',
-                    '1',
-                    repeat('0', 35),
-                    {{ kafka_ordering_tail() }}
-                )
-            when op_kind = 'change' and coalesce(change_sequence, '') != '' then concat_ws(
-                '.',
-                '2',
-                lpad(change_sequence, 35, '0'),
-                {{ kafka_ordering_tail() }}
-            )
-        end as ordering_key,
+        {{ format_ordering_key('qlik', {
+            'load_rank': "case when message_type = 'MD' then 0 when operation = 'REFRESH' then 1 "
+                ~ 'else 2 end',
+            'change_sequence': "case when message_type = 'MD' then cast(table_version as string) "
+                ~ "when operation = 'REFRESH' then '' when op_kind = 'change' "
+                ~ "and coalesce(change_sequence, '') != '' then change_sequence end",
+        }) }} as ordering_key,
         {{ quarantine_checks(checks) }}
     from classified
 ),

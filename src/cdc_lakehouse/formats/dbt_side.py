@@ -5,7 +5,10 @@ dbt reads Jinja and YAML, not Python, so three pieces of the project repeat the 
 
 - ``macros/cdc_format_plugins.sql``: the macro ``cdc_all_staging_event_models()``, one entry
   per staging folder: its events model, its formats, its ``paired_in`` model and
-  ``resolves_later`` (read by ``macros/cdc_formats.sql`` and ``macros/cdc_incremental.sql``).
+  ``resolves_later`` (read by ``macros/cdc_formats.sql`` and ``macros/cdc_incremental.sql``);
+  and ``cdc_format_orderings()``, each staging folder's ordering rule (its parts, widths and
+  whether rows carry an index), which macro ``format_ordering_key`` (``macros/cdc_keys.sql``)
+  turns into the events model's ordering key.
 - ``dbt_project.yml``: each staging folder's ``+enabled`` (built when var ``cdc_formats`` is
   unset or lists one of its formats), between the lines :data:`BEGIN` and :data:`END`.
 - ``seeds/_seeds__models.yml``: the registry seed's accepted ``format`` values, likewise.
@@ -42,11 +45,14 @@ def _folders(manifest: Sequence[Format]) -> dict[str, list[Format]]:
     for fmt in manifest:
         folders.setdefault(fmt.staging_folder, []).append(fmt)
     for folder, formats in folders.items():
-        shared = {(fmt.paired_in, fmt.resolves_later, fmt.events_model) for fmt in formats}
+        shared = {
+            (fmt.paired_in, fmt.resolves_later, fmt.events_model, fmt.ordering, fmt.row_index)
+            for fmt in formats
+        }
         if len(shared) != 1:
             raise GeneratedFileError(
-                f"the formats of staging folder {folder!r} must agree on paired_in and "
-                "resolves_later (one events model serves them all)"
+                f"the formats of staging folder {folder!r} must agree on paired_in, "
+                "resolves_later, ordering and row_index (one events model serves them all)"
             )
     return folders
 
@@ -64,6 +70,15 @@ def macro_text(manifest: Sequence[Format]) -> str:
             entry += ", 'resolves_later': true"
         entries.append(f"        {entry}}},")
     body = "\n".join(entries)
+    orderings = []
+    for folder, formats in _folders(manifest).items():
+        parts = ", ".join(
+            f"['{part.name}', {part.width}, {'true' if part.text else 'false'}]"
+            for part in formats[0].ordering
+        )
+        row_index = "true" if formats[0].row_index else "false"
+        orderings.append(f"        '{folder}': {{'parts': [{parts}], 'row_index': {row_index}}},")
+    ordering_body = "\n".join(orderings)
     return (
         "{#\n"
         f"    Generated from the format plug-ins (src/cdc_lakehouse/formats/) by `{COMMAND}`;\n"
@@ -77,6 +92,18 @@ def macro_text(manifest: Sequence[Format]) -> str:
         "    {{ return([\n"
         f"{body}\n"
         "    ]) }}\n"
+        "{% endmacro %}\n"
+        "\n"
+        "{#\n"
+        "    cdc_format_orderings(): each staging folder's ordering rule, from its plug-in's\n"
+        "    ordering: the parts [name, width, is text] before the Kafka tail, most significant\n"
+        "    first, and whether a record's rows carry their index (row_index). Read by macro\n"
+        "    format_ordering_key (macros/cdc_keys.sql).\n"
+        "#}\n"
+        "{% macro cdc_format_orderings() %}\n"
+        "    {{ return({\n"
+        f"{ordering_body}\n"
+        "    }) }}\n"
         "{% endmacro %}\n"
     )
 

@@ -8,10 +8,34 @@ still being imported.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 ValueEncoding = Literal["json", "avro"]
+
+KAFKA_TAIL = ("partition", "offset")
+"""The Kafka part that follows a format's own ordering parts in every ordering key: partition
+(10 digits), offset (20 digits); then ``row_index`` (10 digits) for a format with multi-row
+messages, then the topic name (macro ``kafka_ordering_tail``, macros/cdc_keys.sql)."""
+
+
+@dataclass(frozen=True)
+class OrderingPart:
+    """One part of a format's ordering key, before the Kafka tail.
+
+    Attributes:
+        name: the part's name: the column (or SQL expression) the events model passes for it
+            (macro ``format_ordering_key``) and the value a baseline gives for it.
+        width: characters the part is left-padded to with ``0`` in the key's text, so that
+            text order is the part's order; a longer value makes the key NULL.
+        text: False for a non-negative integer (compared as a number), True for a text
+            compared character by character once padded (Qlik's ``changeSequence``).
+    """
+
+    name: str
+    width: int
+    text: bool = False
 
 
 @dataclass(frozen=True)
@@ -51,6 +75,15 @@ class Format:
             than its own (``resolved_batch_id > ingest_batch_id``: a half paired, a key learned,
             a Qlik data message decoded when its metadata arrives); False lets incremental
             silver read only the partitions after a batch (macros/cdc_incremental.sql).
+        ordering: the format's ordering rule, written once: the parts that decide which of two
+            changes of a row is the later one, most significant first (docs/formats.md gives
+            each format's), before the Kafka tail (:data:`KAFKA_TAIL`, ``row_index`` when
+            :attr:`row_index`, the topic). The events model's ordering key (macro
+            ``format_ordering_key``, generated from this by ``python -m cdc_lakehouse.formats
+            generate``) and the benchmark's baselines (:meth:`ordering_names`,
+            :meth:`ordering_tuple`) follow it.
+        row_index: True when one Kafka record carries several row changes (Canal's ``data``
+            array), ordered by their index after the offset.
     """
 
     name: str
@@ -63,6 +96,8 @@ class Format:
     value_encoding: ValueEncoding
     paired_in: str | None = None
     resolves_later: bool = False
+    ordering: tuple[OrderingPart, ...] = ()
+    row_index: bool = False
 
     @property
     def events_model(self) -> str:
@@ -86,3 +121,30 @@ class Format:
     def package(self) -> str:
         """The format's plug-in package, ``cdc_lakehouse.formats.<staging_folder>``."""
         return f"cdc_lakehouse.formats.{self.staging_folder}"
+
+    def ordering_names(self) -> tuple[str, ...]:
+        """Every part of the ordering key in order: :attr:`ordering`'s names, ``partition``,
+        ``offset``, ``row_index`` when :attr:`row_index`, ``topic``."""
+        names = tuple(part.name for part in self.ordering) + KAFKA_TAIL
+        return (*names, "row_index", "topic") if self.row_index else (*names, "topic")
+
+    def ordering_tuple(self, values: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The ordering key of a change as a tuple that compares like the key's text:
+        ``values`` (part name -> value: integers, the text parts as text, ``topic`` text) in
+        :meth:`ordering_names` order.
+
+        Raises:
+            KeyError: ``values`` lacks a part; the message names it and the format.
+        """
+        try:
+            return tuple(values[name] for name in self.ordering_names())
+        except KeyError as error:
+            raise KeyError(f"ordering key of {self.name}: no value for {error.args[0]!r}") from None
+
+    def ordering_kinds(self) -> tuple[Literal["int", "text"], ...]:
+        """``int`` or ``text`` per part of :meth:`ordering_names` (the topic is text)."""
+        kinds: list[Literal["int", "text"]] = [
+            "text" if part.text else "int" for part in self.ordering
+        ]
+        kinds += ["int"] * (len(KAFKA_TAIL) + self.row_index)
+        return (*kinds, "text")

@@ -2,7 +2,11 @@
 the two halves of an update paired by ``int_datahub_tuple__events_paired``.
 """
 
-from cdc_lakehouse.formats.plugin import Format
+from cdc_lakehouse.formats.plugin import Format, OrderingPart
+
+# the ordering rule (docs/formats.md): _sequence_id_ as a number, then 0 when _before_image_ = Y
+# else 1
+ORDERING = (OrderingPart("sequence_id", 30), OrderingPart("image_rank", 1))
 
 FORMATS = (
     Format(
@@ -16,5 +20,6 @@ FORMATS = (
         value_encoding="json",
         paired_in="int_datahub_tuple__events_paired",
         resolves_later=True,
+        ordering=ORDERING,
     ),
 )

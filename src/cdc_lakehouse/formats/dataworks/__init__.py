@@ -3,7 +3,11 @@
 (``stg_dataworks__envelopes``); split updates paired by ``int_dataworks__events_paired``.
 """
 
-from cdc_lakehouse.formats.plugin import Format
+from cdc_lakehouse.formats.plugin import Format, OrderingPart
+
+# the ordering rule (docs/formats.md): sequenceId as a number, then 0 for the UPDATE_BEFOR(E) half
+# of a split update else 1
+ORDERING = (OrderingPart("sequence_id", 30), OrderingPart("image_rank", 1))
 
 FORMATS = (
     Format(
@@ -17,6 +21,7 @@ FORMATS = (
         value_encoding="json",
         paired_in="int_dataworks__events_paired",
         resolves_later=True,
+        ordering=ORDERING,
     ),
     Format(
         name="datahub_blob",
@@ -29,5 +34,6 @@ FORMATS = (
         value_encoding="json",
         paired_in="int_dataworks__events_paired",
         resolves_later=True,
+        ordering=ORDERING,
     ),
 )

@@ -3,7 +3,15 @@ the record schema :mod:`.avro_schema`; :mod:`.avro_writer` and :mod:`.sample` wr
 sample and the tests' records).
 """
 
-from cdc_lakehouse.formats.plugin import Format
+from cdc_lakehouse.formats.plugin import Format, OrderingPart
+
+# the ordering rule (docs/formats.md): 0 for a full-load INIT / FILL record else 1, then
+# sourceTimestamp (s), then id
+ORDERING = (
+    OrderingPart("load_rank", 1),
+    OrderingPart("source_timestamp", 20),
+    OrderingPart("record_id", 20),
+)
 
 FORMATS = (
     Format(
@@ -15,5 +23,6 @@ FORMATS = (
         type_family="mysql_binlog",
         encoder="encoder_dts_avro",
         value_encoding="avro",
+        ordering=ORDERING,
     ),
 )

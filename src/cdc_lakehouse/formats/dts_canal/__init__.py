@@ -2,7 +2,11 @@
 function in ``stg_dts_canal__events``.
 """
 
-from cdc_lakehouse.formats.plugin import Format
+from cdc_lakehouse.formats.plugin import Format, OrderingPart
+
+# the ordering rule (docs/formats.md): es (ms), then 0 for a full-load INIT row else 1; a message's
+# rows by their index in data
+ORDERING = (OrderingPart("es_ms", 20), OrderingPart("snapshot_rank", 1))
 
 FORMATS = (
     Format(
@@ -14,5 +18,7 @@ FORMATS = (
         type_family="mysql",
         encoder="encoder_dts_canal_json",
         value_encoding="json",
+        ordering=ORDERING,
+        row_index=True,
     ),
 )

@@ -2,7 +2,15 @@
 learned across records by ``int_dts_shareplex__events_keyed``.
 """
 
-from cdc_lakehouse.formats.plugin import Format
+from cdc_lakehouse.formats.plugin import Format, OrderingPart
+
+# the ordering rule (docs/formats.md): meta.scn as a number, meta.seq (0 when absent), then 0 for an
+# UPDATE BEFORE half else 1
+ORDERING = (
+    OrderingPart("scn", 30),
+    OrderingPart("seq", 10),
+    OrderingPart("image_rank", 1),
+)
 
 FORMATS = (
     Format(
@@ -16,5 +24,6 @@ FORMATS = (
         value_encoding="json",
         paired_in="int_dts_shareplex__events_keyed",
         resolves_later=True,
+        ordering=ORDERING,
     ),
 )

@@ -2,7 +2,10 @@
 Python (:mod:`.decoder`).
 """
 
-from cdc_lakehouse.formats.plugin import Format
+from cdc_lakehouse.formats.plugin import Format, OrderingPart
+
+# the ordering rule (docs/formats.md): source.ts_ms, then payload.ts_ms (0 when absent), epoch ms
+ORDERING = (OrderingPart("source_ts_ms", 20), OrderingPart("payload_ts_ms", 20))
 
 FORMATS = (
     Format(
@@ -14,5 +17,6 @@ FORMATS = (
         type_family="kafka_connect",
         encoder="encoder_lindorm_debezium",
         value_encoding="json",
+        ordering=ORDERING,
     ),
 )

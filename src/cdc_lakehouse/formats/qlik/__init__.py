@@ -4,7 +4,12 @@ seed 004): decoded in Python (:mod:`.decoder`; Avro schemas :mod:`.avro_schema`,
 its metadata message.
 """
 
-from cdc_lakehouse.formats.plugin import Format
+from cdc_lakehouse.formats.plugin import Format, OrderingPart
+
+# the ordering rule (docs/formats.md 5): 0 for a metadata (MD) message, ordered by its
+# tableVersion, 1 for a full-load REFRESH, 2 for a change, ordered by headers.changeSequence as
+# text (35 characters)
+ORDERING = (OrderingPart("load_rank", 1), OrderingPart("change_sequence", 35, text=True))
 
 FORMATS = (
     Format(
@@ -17,6 +22,7 @@ FORMATS = (
         encoder="encoder_qlik_json",
         value_encoding="json",
         resolves_later=True,
+        ordering=ORDERING,
     ),
     Format(
         name="qlik_avro",
@@ -28,5 +34,6 @@ FORMATS = (
         encoder="encoder_qlik_avro",
         value_encoding="avro",
         resolves_later=True,
+        ordering=ORDERING,
     ),
 )
