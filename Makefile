@@ -176,7 +176,6 @@ conventions: install
 maintenance: install
 	$(BIN)/python -m cdc_lakehouse.maintenance $(MAINTENANCE_ARGS)
 
-# the metastore server of ./lake stopped and its cluster (outside the lake, as root) removed
 ## thrift-server / connect-server: Spark's Thrift (JDBC, port 10000) or Connect (port 15002)
 ## server on the lake with the project's Spark configuration, until Ctrl-C
 ## (SERVER_ARGS="--port 10001")
@@ -192,6 +191,9 @@ upgrade-lake: install
 	$(BIN)/python -m cdc_lakehouse.upgrade
 	$(DBT) build $(DBT_ARGS) --full-refresh
 
+## clean: remove ./lake, target/ and logs/ (the cluster of ./lake stopped first, its metastore
+## server stopped and its cluster, outside the lake as root, removed)
+clean:
 	[ ! -x $(BIN)/python ] || $(BIN)/python -m cdc_lakehouse.cluster stop
 	[ ! -x $(BIN)/python ] || CDC_LAKE_DIR=lake $(BIN)/python -m cdc_lakehouse.metastore_server remove
 	rm -rf lake target logs
