@@ -31,7 +31,7 @@ TEST_WORKERS ?= 2
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: install demo ingest build docs test lint clean kafka-broker demo-kafka bench maintenance upgrade-lake thrift-server connect-server \
+.PHONY: install demo ingest build docs test lint mypy clean kafka-broker demo-kafka bench maintenance upgrade-lake thrift-server connect-server \
 	spark-cluster spark-cluster-stop spark-cluster-status metastore metastore-stop demo-live \
 	postgresql-packages docs-serve docs-screenshot chromium-packages sql-lint sql-fix conventions
 
@@ -151,11 +151,15 @@ endif
 drop-schemas: install
 	$(DBT) run-operation drop_target_schemas $(DBT_ARGS) --target $(TARGET)
 
-## lint: ruff, the SQL style (sqlfluff) and the project conventions (dbt-bouncer)
+## lint: ruff, mypy, the SQL style (sqlfluff) and the project conventions (dbt-bouncer)
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(MAKE) --no-print-directory sql-lint conventions
+	$(MAKE) --no-print-directory mypy sql-lint conventions
+
+## mypy: the types of src/cdc_lakehouse and ingest/ ([tool.mypy] in pyproject.toml)
+mypy: install
+	$(BIN)/mypy
 
 ## sql-lint: the SQL style of .sqlfluff (dbt Labs' style guide) on $(SQL_PATHS)
 sql-lint: install
