@@ -31,7 +31,7 @@ TEST_WORKERS ?= 2
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: install demo ingest build docs test lint mypy clean kafka-broker demo-kafka bench maintenance upgrade-lake thrift-server connect-server \
+.PHONY: install demo ingest build docs test test-unit lint mypy clean kafka-broker demo-kafka bench maintenance upgrade-lake thrift-server connect-server \
 	spark-cluster spark-cluster-stop spark-cluster-status metastore metastore-stop demo-live \
 	postgresql-packages docs-serve docs-screenshot chromium-packages sql-lint sql-fix conventions
 
@@ -85,6 +85,11 @@ docs-screenshot: docs chromium-packages
 test: install postgresql-packages chromium-packages
 	$(MAKE) --no-print-directory lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
+
+## test-unit: the tests that need no Spark, JVM, dbt build, broker or metastore (marker `unit`,
+## set by tests/markers.py): under 2 minutes on 2 cores; no lint
+test-unit: install
+	$(BIN)/python -m pytest -m unit -n $(TEST_WORKERS)
 
 ## bench: throughput per format and stage against baselines, and incremental cost growth
 ## (not part of `make test`; about 20 minutes on 2 cores; flags: BENCH_ARGS="--changes 50000";
