@@ -1,5 +1,5 @@
-# Quick start: `make demo` (install, ingest the sample dump, dbt build, print a summary) and
-# `make test` (install, run every test). Both install what they need into .venv first.
+# Quick start: `make help` (or plain `make`) lists the targets; `make demo` (install, ingest the
+# sample dump, dbt build, print a summary) and `make test` (install, run every test). Both install what they need into .venv first.
 # `make spark-cluster` starts a Spark standalone cluster on this machine to run them on
 # (export the CDC_SPARK_MASTER it prints); `make spark-cluster-stop` stops it.
 SHELL := bash
@@ -30,11 +30,21 @@ DOCS_ARGS ?=
 TEST_WORKERS ?= 2
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export SPARK_LOCAL_IP ?= 127.0.0.1
+# plain `make` lists the targets (it used to run the first one, install)
+.DEFAULT_GOAL := help
 
-.PHONY: install demo ingest build docs test test-unit lint mypy clean kafka-broker demo-kafka bench maintenance upgrade-lake thrift-server connect-server \
+.PHONY: help install demo ingest build docs test test-unit lint mypy clean kafka-broker demo-kafka bench maintenance upgrade-lake thrift-server connect-server \
 	spark-cluster spark-cluster-stop spark-cluster-status metastore metastore-stop demo-live \
 	postgresql-packages docs-serve docs-screenshot chromium-packages sql-lint sql-fix conventions
 
+## help: list the targets and their descriptions (the first line of their `## target:` comment)
+help:
+	@awk '/^## [^ ]/ && !block { line = substr($$0, 4); i = index(line, ": "); block = i > 0; \
+		if (block) printf "  %-20s  %s", substr(line, 1, i - 1), substr(line, i + 2); next } \
+		/^## / && block { more = 1; next } \
+		block { print more ? " ..." : ""; block = more = 0 }' $(MAKEFILE_LIST)
+
+## install: .venv with the pinned Python packages (requirements.lock) and the JVM libraries
 install: $(STAMP)
 
 # The grep drops a notice that some machines' pip configuration prints once per package;
@@ -57,12 +67,15 @@ demo: install
 	$(DBT) build $(DBT_ARGS)
 	$(BIN)/python -m cdc_lakehouse.summary
 
+## ingest: the bundled sample dump (SAMPLE_DUMP) into the lake's bronze tables
 ingest: install
 	$(BIN)/python -m ingest --dump $(SAMPLE_DUMP)
 
+## build: dbt build of every model and test on the lake
 build: install
 	$(DBT) build $(DBT_ARGS)
 
+## docs: dbt docs generate (DOCS_ARGS="--empty-catalog" without a built lake)
 docs: install
 	$(DBT) docs generate $(DBT_ARGS) $(DOCS_ARGS)
 
@@ -219,6 +232,7 @@ spark-cluster: install
 spark-cluster-stop: install
 	$(BIN)/python -m cdc_lakehouse.cluster stop
 
+## spark-cluster-status: whether the cluster of `make spark-cluster` runs, and its master URL
 spark-cluster-status: install
 	$(BIN)/python -m cdc_lakehouse.cluster status
 
@@ -241,7 +255,8 @@ demo-kafka: install
 	CDC_LAKE_DIR=$(KAFKA_LAKE) $(DBT) build $(DBT_ARGS) && \
 	CDC_LAKE_DIR=$(KAFKA_LAKE) $(BIN)/python -m cdc_lakehouse.summary
 
-# Debian's PostgreSQL server and JDBC driver, installed when missing (root, or sudo).
+## postgresql-packages: Debian's PostgreSQL server and JDBC driver, installed when missing
+## (root, or sudo)
 postgresql-packages:
 	@dpkg -s postgresql libpostgresql-jdbc-java >/dev/null 2>&1 || { \
 		echo "installing postgresql and libpostgresql-jdbc-java (apt-get)"; \
@@ -249,8 +264,8 @@ postgresql-packages:
 		$(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive \
 			apt-get install -y -qq postgresql libpostgresql-jdbc-java >/dev/null; }
 
-# Debian's Chromium and its WebDriver (the docs site tests and `make docs-screenshot`), installed
-# when missing (root, or sudo).
+## chromium-packages: Debian's Chromium and its WebDriver (the docs site tests and `make
+## docs-screenshot`), installed when missing (root, or sudo)
 chromium-packages:
 	@dpkg -s chromium chromium-driver >/dev/null 2>&1 || { \
 		echo "installing chromium and chromium-driver (apt-get)"; \
@@ -265,6 +280,7 @@ chromium-packages:
 metastore: install postgresql-packages
 	$(BIN)/python -m cdc_lakehouse.metastore_server start $(METASTORE_DIR_ARG)
 
+## metastore-stop: stop the metastore server of `make metastore`
 metastore-stop: install
 	$(BIN)/python -m cdc_lakehouse.metastore_server stop $(METASTORE_DIR_ARG)
 
