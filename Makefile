@@ -33,7 +33,8 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # plain `make` lists the targets (it used to run the first one, install)
 .DEFAULT_GOAL := help
 
-.PHONY: help install demo ingest build docs test test-unit lint mypy clean kafka-broker demo-kafka bench maintenance upgrade-lake thrift-server connect-server \
+.PHONY: help install demo ingest build docs test test-unit lint mypy check-generated \
+	pre-commit-install clean kafka-broker demo-kafka bench maintenance upgrade-lake thrift-server connect-server \
 	spark-cluster spark-cluster-stop spark-cluster-status metastore metastore-stop demo-live \
 	postgresql-packages docs-serve docs-screenshot chromium-packages sql-lint sql-fix conventions
 
@@ -178,6 +179,21 @@ lint: install
 ## mypy: the types of src/cdc_lakehouse and ingest/ ([tool.mypy] in pyproject.toml)
 mypy: install
 	$(BIN)/mypy
+
+# the tests that compare a committed generated file with what its generator writes now
+GENERATED_CHECKS := \
+	tests/unit/test_dts_avro_encoder.py::test_committed_sample_equals_what_the_encoder_produces_now \
+	tests/unit/test_qlik_decoder.py::test_committed_samples_equal_the_encoders_output
+
+## check-generated: fail when a generated file is stale (regenerate with the command it names)
+## (no install step: the pre-commit hook runs it, with what `make install` put in .venv)
+check-generated:
+	$(BIN)/python -m pytest -q -p no:cacheprovider -o addopts= $(GENERATED_CHECKS)
+
+## pre-commit-install: run the checks before every commit (.pre-commit-config.yaml: ruff, mypy,
+## sqlfluff on the changed SQL, check-generated; `$(BIN)/pre-commit run --all-files` runs them all)
+pre-commit-install: install
+	$(BIN)/pre-commit install
 
 ## sql-lint: the SQL style of .sqlfluff (dbt Labs' style guide) on $(SQL_PATHS)
 sql-lint: install
