@@ -1,5 +1,6 @@
 # Quick start: `make help` (or plain `make`) lists the targets; `make demo` (install, ingest the
-# sample dump, dbt build, print a summary) and `make test` (install, run every test). Both install what they need into .venv first.
+# sample dump, dbt build, print a summary) and `make test` (install, run every test). Both
+# install what they need into .venv first; `make test-unit` runs the fast tests alone.
 # `make spark-cluster` starts a Spark standalone cluster on this machine to run them on
 # (export the CDC_SPARK_MASTER it prints); `make spark-cluster-stop` stops it.
 SHELL := bash
