@@ -1,5 +1,6 @@
-# Quick start: `make demo` (install, ingest the sample dump, dbt build, print a summary) and
-# `make test` (install, run every test). Both install what they need into .venv first.
+# Quick start: `make help` (or plain `make`) lists the targets; `make demo` (install, ingest the
+# sample dump, dbt build, print a summary) and `make test` (install, run every test). Both
+# install what they need into .venv first; `make test-unit` runs the fast tests alone.
 # `make spark-cluster` starts a Spark standalone cluster on this machine to run them on
 # (export the CDC_SPARK_MASTER it prints); `make spark-cluster-stop` stops it.
 SHELL := bash
@@ -30,11 +31,22 @@ DOCS_ARGS ?=
 TEST_WORKERS ?= 2
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export SPARK_LOCAL_IP ?= 127.0.0.1
+# plain `make` lists the targets (it used to run the first one, install)
+.DEFAULT_GOAL := help
 
-.PHONY: install demo ingest build docs test lint clean kafka-broker demo-kafka bench maintenance upgrade-lake thrift-server connect-server \
+.PHONY: help install demo ingest build docs test test-unit lint mypy check-generated \
+	pre-commit-install clean kafka-broker demo-kafka bench maintenance upgrade-lake thrift-server connect-server \
 	spark-cluster spark-cluster-stop spark-cluster-status metastore metastore-stop demo-live \
 	postgresql-packages docs-serve docs-screenshot docs-site chromium-packages sql-lint sql-fix conventions
 
+## help: list the targets and their descriptions (the first line of their `## target:` comment)
+help:
+	@awk '/^## [^ ]/ && !block { line = substr($$0, 4); i = index(line, ": "); block = i > 0; \
+		if (block) printf "  %-20s  %s", substr(line, 1, i - 1), substr(line, i + 2); next } \
+		/^## / && block { more = 1; next } \
+		block { print more ? " ..." : ""; block = more = 0 }' $(MAKEFILE_LIST)
+
+## install: .venv with the pinned Python packages (requirements.lock) and the JVM libraries
 install: $(STAMP)
 
 # The grep drops a notice that some machines' pip configuration prints once per package;
@@ -57,12 +69,15 @@ demo: install
 	$(DBT) build $(DBT_ARGS)
 	$(BIN)/python -m cdc_lakehouse.summary
 
+## ingest: the bundled sample dump (SAMPLE_DUMP) into the lake's bronze tables
 ingest: install
 	$(BIN)/python -m ingest --dump $(SAMPLE_DUMP)
 
+## build: dbt build of every model and test on the lake
 build: install
 	$(DBT) build $(DBT_ARGS)
 
+## docs: dbt docs generate (DOCS_ARGS="--empty-catalog" without a built lake)
 docs: install
 	$(DBT) docs generate $(DBT_ARGS) $(DOCS_ARGS)
 
@@ -89,6 +104,11 @@ test: install postgresql-packages chromium-packages
 ## docs-site: build the docs site into site/ with link and anchor checks (mkdocs build --strict)
 docs-site: install
 	$(BIN)/mkdocs build --strict --site-dir site
+
+## test-unit: the tests that need no Spark, JVM, dbt build, broker or metastore (marker `unit`,
+## set by tests/markers.py): under 2 minutes on 2 cores; no lint
+test-unit: install
+	$(BIN)/python -m pytest -m unit -n $(TEST_WORKERS)
 
 ## bench: throughput per format and stage against baselines, and incremental cost growth
 ## (not part of `make test`; about 20 minutes on 2 cores; flags: BENCH_ARGS="--changes 50000";
@@ -157,11 +177,30 @@ endif
 drop-schemas: install
 	$(DBT) run-operation drop_target_schemas $(DBT_ARGS) --target $(TARGET)
 
-## lint: ruff, the SQL style (sqlfluff) and the project conventions (dbt-bouncer)
+## lint: ruff, mypy, the SQL style (sqlfluff) and the project conventions (dbt-bouncer)
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(MAKE) --no-print-directory sql-lint conventions
+	$(MAKE) --no-print-directory mypy sql-lint conventions
+
+## mypy: the types of src/cdc_lakehouse and ingest/ ([tool.mypy] in pyproject.toml)
+mypy: install
+	$(BIN)/mypy
+
+# the tests that compare a committed generated file with what its generator writes now
+GENERATED_CHECKS := \
+	tests/unit/test_dts_avro_encoder.py::test_committed_sample_equals_what_the_encoder_produces_now \
+	tests/unit/test_qlik_decoder.py::test_committed_samples_equal_the_encoders_output
+
+## check-generated: fail when a generated file is stale (regenerate with the command it names)
+## (no install step: the pre-commit hook runs it, with what `make install` put in .venv)
+check-generated:
+	$(BIN)/python -m pytest -q -p no:cacheprovider -o addopts= $(GENERATED_CHECKS)
+
+## pre-commit-install: run the checks before every commit (.pre-commit-config.yaml: ruff, mypy,
+## sqlfluff on the changed SQL, check-generated; `$(BIN)/pre-commit run --all-files` runs them all)
+pre-commit-install: install
+	$(BIN)/pre-commit install
 
 ## sql-lint: the SQL style of .sqlfluff (dbt Labs' style guide) on $(SQL_PATHS)
 sql-lint: install
@@ -183,7 +222,6 @@ conventions: install
 maintenance: install
 	$(BIN)/python -m cdc_lakehouse.maintenance $(MAINTENANCE_ARGS)
 
-# the metastore server of ./lake stopped and its cluster (outside the lake, as root) removed
 ## thrift-server / connect-server: Spark's Thrift (JDBC, port 10000) or Connect (port 15002)
 ## server on the lake with the project's Spark configuration, until Ctrl-C
 ## (SERVER_ARGS="--port 10001")
@@ -199,6 +237,9 @@ upgrade-lake: install
 	$(BIN)/python -m cdc_lakehouse.upgrade
 	$(DBT) build $(DBT_ARGS) --full-refresh
 
+## clean: remove ./lake, target/ and logs/ (the cluster of ./lake stopped first, its metastore
+## server stopped and its cluster, outside the lake as root, removed)
+clean:
 	[ ! -x $(BIN)/python ] || $(BIN)/python -m cdc_lakehouse.cluster stop
 	[ ! -x $(BIN)/python ] || CDC_LAKE_DIR=lake $(BIN)/python -m cdc_lakehouse.metastore_server remove
 	rm -rf lake target logs
@@ -215,6 +256,7 @@ spark-cluster: install
 spark-cluster-stop: install
 	$(BIN)/python -m cdc_lakehouse.cluster stop
 
+## spark-cluster-status: whether the cluster of `make spark-cluster` runs, and its master URL
 spark-cluster-status: install
 	$(BIN)/python -m cdc_lakehouse.cluster status
 
@@ -237,7 +279,8 @@ demo-kafka: install
 	CDC_LAKE_DIR=$(KAFKA_LAKE) $(DBT) build $(DBT_ARGS) && \
 	CDC_LAKE_DIR=$(KAFKA_LAKE) $(BIN)/python -m cdc_lakehouse.summary
 
-# Debian's PostgreSQL server and JDBC driver, installed when missing (root, or sudo).
+## postgresql-packages: Debian's PostgreSQL server and JDBC driver, installed when missing
+## (root, or sudo)
 postgresql-packages:
 	@dpkg -s postgresql libpostgresql-jdbc-java >/dev/null 2>&1 || { \
 		echo "installing postgresql and libpostgresql-jdbc-java (apt-get)"; \
@@ -245,8 +288,8 @@ postgresql-packages:
 		$(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive \
 			apt-get install -y -qq postgresql libpostgresql-jdbc-java >/dev/null; }
 
-# Debian's Chromium and its WebDriver (the docs site tests and `make docs-screenshot`), installed
-# when missing (root, or sudo).
+## chromium-packages: Debian's Chromium and its WebDriver (the docs site tests and `make
+## docs-screenshot`), installed when missing (root, or sudo)
 chromium-packages:
 	@dpkg -s chromium chromium-driver >/dev/null 2>&1 || { \
 		echo "installing chromium and chromium-driver (apt-get)"; \
@@ -261,6 +304,7 @@ chromium-packages:
 metastore: install postgresql-packages
 	$(BIN)/python -m cdc_lakehouse.metastore_server start $(METASTORE_DIR_ARG)
 
+## metastore-stop: stop the metastore server of `make metastore`
 metastore-stop: install
 	$(BIN)/python -m cdc_lakehouse.metastore_server stop $(METASTORE_DIR_ARG)
 

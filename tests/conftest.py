@@ -28,15 +28,20 @@ from typing import Any
 
 import pytest
 
+from tests.markers import mark_unit_tests, only_unit_tests
 from tests.xdist_groups import GroupScheduling, run_order
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest work first (:func:`tests.xdist_groups.run_order`): with two workers, the
-    last long group does not start when the other worker is nearly done. A stable sort: the
-    tests of one group keep their file order."""
+    """The ``unit`` marker on the tests that need no Spark, JVM, dbt, broker or metastore
+    (:mod:`tests.markers`; before ``-m unit`` selects on it), then the longest work first
+    (:func:`tests.xdist_groups.run_order`): with two workers, the last long group does not
+    start when the other worker is nearly done. A stable sort: the tests of one group keep
+    their file order."""
+    mark_unit_tests(items)
     items.sort(key=lambda item: run_order(item.nodeid))
 
 
@@ -57,9 +62,11 @@ def project_dir() -> Path:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def jvm_class_archive() -> None:
+def jvm_class_archive(request: pytest.FixtureRequest) -> None:
     """The driver JVM's class archive of the default configuration, written once if missing
-    (:mod:`cdc_lakehouse.jvm_class_archive`)."""
+    (:mod:`cdc_lakehouse.jvm_class_archive`); not when only ``unit`` tests run."""
+    if only_unit_tests(request.session):
+        return
     subprocess.run(
         [sys.executable, "-m", "cdc_lakehouse.jvm_class_archive"],
         cwd=PROJECT_DIR,

@@ -39,5 +39,5 @@ def positive_float(text: str) -> float:
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one ``error:`` line naming the fix (exit 2)."""
 
-    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"error: {message} (see {self.prog} --help)\n")

@@ -583,7 +583,8 @@ def save_scan(scan: FileScan, directory: Path) -> Path:
         arrays["digests"] = np.frombuffer(b"".join(scan.digests), dtype=np.uint8)
     partial = target.with_suffix(".partial.npz")
     with partial.open("wb") as handle:
-        np.savez(handle, **arrays)
+        # numpy's stub types **kwds as if a key could be its allow_pickle flag
+        np.savez(handle, **arrays)  # type: ignore[arg-type]
     partial.replace(target)
     return target
 

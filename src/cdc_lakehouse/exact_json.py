@@ -75,7 +75,7 @@ def register(spark: SparkSession, name: str, schema_ddl: str) -> None:
         JarsMissingError: the session's class path has no exact-json jar (run ``make
             install``).
     """
-    function_class = spark._jvm.cdc.lakehouse.json.ExactJson  # type: ignore[attr-defined]
+    function_class = spark._jvm.cdc.lakehouse.json.ExactJson  # type: ignore[union-attr]
     if isinstance(function_class, JavaPackage):  # py4j's answer for a class it cannot find
         raise JarsMissingError(
             f"The session's class path has no {JVM_CLASS} (jvm/exact-json): run make install "

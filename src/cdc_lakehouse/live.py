@@ -531,6 +531,7 @@ def read_loop(interval_s: float, once: bool = False) -> int:
                 "row_key, to_json(row_values))) as fingerprint from gold.current_rows"
             ).first()
             bronze = spark.sql("select count(*) from bronze.kafka_records").first()
+            assert gold is not None and bronze is not None  # aggregates: one row each
             line.update(
                 gold_rows=gold["n"],
                 newest_event_time=gold["newest"] / 1000 if gold["newest"] is not None else None,
@@ -567,6 +568,7 @@ def check_gold(oracle_dir: Path, topic: str, records: int) -> dict[str, Any]:
         "select count(*) as n, count(*) - count(distinct topic, partition, offset) as twice "
         f"from bronze.kafka_records where topic = '{topic}'"
     ).first()
+    assert bronze is not None  # an aggregate: one row
     return {
         "differences": differences(expected, actual),
         "gold_rows": sum(sum(t.values()) for t in actual.values()),

@@ -461,9 +461,9 @@ def main(argv: list[str] | None = None) -> int:
             removed = server.remove()
             print(f"removed {', '.join(map(str, removed))}" if removed else "nothing to remove")
         else:
-            port = server.running_port()
-            print(f"running on 127.0.0.1:{port}" if port else "not running")
-            return 0 if port else 1
+            running = server.running_port()
+            print(f"running on 127.0.0.1:{running}" if running else "not running")
+            return 0 if running else 1
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -379,12 +379,12 @@ def select_models(
     if formats:
         chosen = [m for m in chosen if m.table.source_format in formats]
     if tables:
-        picked = []
+        picked: list[TableModel] = []
         for wanted in tables:
             hits = [m for m in chosen if wanted.lower() in _table_names(m)]
             if not hits:
-                known = ", ".join(sorted(m.name for m in chosen))
-                raise SelectionError(f"no table {wanted!r} in silver (models: {known})")
+                names = ", ".join(sorted(m.name for m in chosen))
+                raise SelectionError(f"no table {wanted!r} in silver (models: {names})")
             picked.extend(h for h in hits if h not in picked)
         chosen = picked
     return sorted(chosen, key=lambda m: m.path)

@@ -228,6 +228,9 @@ def resolve(
 def _fill(template: str, params: tuple[int, ...], mapping: TypeMapping) -> str | None:
     """``template`` with ``{precision}`` / ``{scale}`` / ``{length}`` filled, or None when it
     needs a parameter the type text does not give and the seed has no default."""
+    precision: int | None
+    scale: int | None
+    length: int | None
     if params:
         precision, scale = params[0], (params[1] if len(params) > 1 else 0)
         length = params[0]

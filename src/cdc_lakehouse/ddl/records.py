@@ -179,7 +179,7 @@ def record_from_row(row: Mapping[str, Any]) -> DdlRecord:
             return None
         return dict(value.items() if isinstance(value, Mapping) else value)
 
-    fields = {name: row.get(name) for name in DdlRecord.__dataclass_fields__}
+    fields: dict[str, Any] = {name: row.get(name) for name in DdlRecord.__dataclass_fields__}
     fields["column_types"] = ordered(fields["column_types"])
     fields["previous_column_types"] = ordered(fields["previous_column_types"])
     return DdlRecord(**fields)

@@ -293,7 +293,7 @@ def _spark_string(text: str) -> str:
 _T = exp.DataType.Type
 
 
-def _types(names: str) -> list[_T]:
+def _types(names: str) -> list[exp.DType]:
     """The sqlglot types named in ``names`` (blank-separated; names this sqlglot lacks skipped)."""
     return [getattr(_T, name) for name in names.split() if hasattr(_T, name)]
 
@@ -303,7 +303,7 @@ def _exp_classes(names: str) -> tuple[type[exp.Expr], ...]:
     return tuple(getattr(exp, name) for name in names.split() if hasattr(exp, name))
 
 
-_PLAIN_TYPES: dict[_T, str] = {}
+_PLAIN_TYPES: dict[exp.DType, str] = {}
 for _spark, _names in (
     ("boolean", "BOOLEAN"),
     ("tinyint", "TINYINT"),
@@ -887,7 +887,11 @@ def _special_statement(sql: str) -> list[SchemaChange] | None:
     not parse into a rename; ``None`` for anything else."""
     match = _SP_RENAME_RE.match(sql)
     if match:
-        return [_sp_rename(*(None if g is None else g.replace("''", "'") for g in match.groups()))]
+        objname, newname, objtype = (
+            None if g is None else g.replace("''", "'") for g in match.groups()
+        )
+        assert objname is not None and newname is not None  # the pattern's first two groups
+        return [_sp_rename(objname, newname, objtype)]
     head = _RENAME_HEAD_RE.match(sql)
     if head:
         changes = []

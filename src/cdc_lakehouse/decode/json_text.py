@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -244,6 +245,7 @@ def depth(value: Any) -> int:
     iterative, so any depth is measured without recursion."""
     deepest = 0
     stack: list[tuple[Any, int]] = [(value, 1)]
+    children: Iterable[Any]
     while stack:
         current, level = stack.pop()
         if isinstance(current, dict):

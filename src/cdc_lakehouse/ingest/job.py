@@ -162,7 +162,8 @@ def _await(query: StreamingQuery, mode: str, stop: threading.Event | None) -> No
     if mode == "batch" or stop is None:
         query.awaitTermination()
         return
-    while not query.awaitTermination(STOP_POLL_S):
+    # pyspark's stub says int; it takes float seconds too (int(timeout * 1000) ms)
+    while not query.awaitTermination(STOP_POLL_S):  # type: ignore[arg-type]
         if not stop.is_set():
             continue
         while query.isActive and query.status.get("isTriggerActive"):

@@ -53,6 +53,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from cdc_lakehouse.jars import class_path
 from cdc_lakehouse.settings import ConfigError
@@ -308,15 +309,15 @@ class LocalBroker:
         from confluent_kafka.admin import AdminClient
 
         assert self._proc is not None
-        admin = AdminClient(
-            {
-                "bootstrap.servers": self.bootstrap_servers,
-                "socket.connection.setup.timeout.ms": 1000,
-                "reconnect.backoff.max.ms": 200,
-                "log.connection.close": False,
-                "logger": _CLIENT_LOG,
-            }
-        )
+        # confluent-kafka's stub types values as str | int | float; "logger" takes a Logger
+        config: dict[str, Any] = {
+            "bootstrap.servers": self.bootstrap_servers,
+            "socket.connection.setup.timeout.ms": 1000,
+            "reconnect.backoff.max.ms": 200,
+            "log.connection.close": False,
+            "logger": _CLIENT_LOG,
+        }
+        admin = AdminClient(config)
         deadline = time.monotonic() + self.ready_timeout_s
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:

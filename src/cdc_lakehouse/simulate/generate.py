@@ -581,8 +581,13 @@ class _Generator:
                 for event in item.events:
                     if isinstance(event, Truncate):
                         self.state[event.table.name].truncate()
-                    else:
+                    elif isinstance(event, RowChange):
                         self.state[event.table.name].apply(event)
+                    else:
+                        raise ValueError(
+                            "generate(after=...) continues histories of row changes only: "
+                            f"{event.kind} of {event.table.name} (schema_evolution's)"
+                        )
 
     # ---- items
     def _next_item(self) -> tuple[int, int]:
@@ -606,6 +611,7 @@ class _Generator:
             if isinstance(event, Truncate):
                 self.state[event.table.name].truncate()
             else:
+                assert isinstance(event, RowChange)  # the generator makes no schema changes
                 self.state[event.table.name].apply(event)
                 self.changes += 1
 

@@ -139,9 +139,7 @@ def connect_session(spark: SparkSession) -> Any:
     conf.set("spark.connect.grpc.binding.address", "127.0.0.1")
     conf.set("spark.connect.grpc.binding.port", "0")
     conf.set("spark.connect.authenticate.token", token)
-    jvm.org.apache.spark.sql.connect.service.SparkConnectService.start(
-        spark.sparkContext._jsc.sc()  # type: ignore[union-attr]
-    )
+    jvm.org.apache.spark.sql.connect.service.SparkConnectService.start(spark.sparkContext._jsc.sc())
     module = getattr(jvm.org.apache.spark.sql.connect.service, "SparkConnectService$")
     port = int(getattr(module, "MODULE$").localPort())
     if port <= 0:
@@ -337,9 +335,11 @@ def run(
         for record in records
     }
     listed = ", ".join("'" + topic.replace("'", "''") + "'" for topic in topics)
-    events = spark.sql(
+    counted = spark.sql(
         f"select count(*) as n from {source_table} where kafka_topic in ({listed})"
-    ).first()["n"]
+    ).first()
+    assert counted is not None  # count(*) has one row
+    events = counted["n"]
     remote.sql(f"drop namespace if exists {catalog}.{database} cascade")
     context = spark.sparkContext
     return AutoCdcResult(

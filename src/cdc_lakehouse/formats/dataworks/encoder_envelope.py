@@ -256,7 +256,7 @@ def encode_envelopes(history: History, topic: str, options: EnvelopeOptions) -> 
 
     for item in history.items:
         if isinstance(item, Heartbeat):
-            schema = {"dataColumn": None, "primaryKey": None, "source": None}
+            schema: dict[str, Any] = {"dataColumn": None, "primaryKey": None, "source": None}
             payload = _payload("MHEARTBEAT", None, item.commit_time_ms, system_time=False)
             send(None, _envelope(schema, payload, options), item.commit_time_ms, item.sequence)
             continue

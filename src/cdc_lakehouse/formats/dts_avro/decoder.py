@@ -233,8 +233,10 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def _undefined_as_latin1(error: UnicodeDecodeError) -> tuple[str, int]:
+def _undefined_as_latin1(error: UnicodeError) -> tuple[str, int]:
     """Codec error handler: a byte cp1252 leaves undefined maps to the same code point (MySQL)."""
+    if not isinstance(error, UnicodeDecodeError):  # a decoding handler only
+        raise error
     return error.object[error.start : error.end].decode("latin-1"), error.end
 
 

@@ -70,8 +70,12 @@ def _all_types_row(id_: int, name: str) -> dict[str, Any]:
 
 def sample_records() -> list[dict[str, Any]]:
     """The sample's ``Record`` dicts in Kafka offset order (see module doc)."""
-    t1 = {"object_name": "mydb.t1", "columns": T1_COLUMNS, "primary_key": ["a"]}
-    shop = {"object_name": "shop.all_types", "columns": ALL_TYPES_COLUMNS, "primary_key": ["id"]}
+    t1: dict[str, Any] = {"object_name": "mydb.t1", "columns": T1_COLUMNS, "primary_key": ["a"]}
+    shop: dict[str, Any] = {
+        "object_name": "shop.all_types",
+        "columns": ALL_TYPES_COLUMNS,
+        "primary_key": ["id"],
+    }
     ins = {"a": 123456789, "b": "test insert statement."}
     upd = {"a": 123456789, "b": "test update statement."}
     row1 = _all_types_row(1, "中文 name")

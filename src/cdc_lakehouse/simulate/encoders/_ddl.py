@@ -22,12 +22,12 @@ Column types (MySQL 5.7 spelling, with display widths): int ``int(11)``, bigint
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from cdc_lakehouse.simulate.history import Column, SchemaChange, TableSpec
 
-RENAME_CHANGE = "change"
-RENAME_TO = "rename"
+RENAME_CHANGE: Final = "change"
+RENAME_TO: Final = "rename"
 RenameStyle = Literal["change", "rename"]
 
 
