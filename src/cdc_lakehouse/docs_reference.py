@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+import yaml  # type: ignore[import-untyped]  # no stubs pinned (types-PyYAML)
 
 ROOT = Path(__file__).resolve().parents[2]
 """The repository checkout this package lives in (an editable install)."""

@@ -268,7 +268,7 @@ def json_value(column: Column, value: Value, kind: Connector) -> Any:
     text = value_text(column, value)
     if column.type in ("string", "binary"):
         return text
-    return RawNumber(text)  # type: ignore[arg-type]
+    return RawNumber(text)
 
 
 def source_type(column: Column) -> str:
