@@ -280,7 +280,7 @@ def test_pyspark_script_parses_each_json_message_once(spark) -> None:
         ("qlik_json", True): 2,
     }
     rows = pyspark_script.events_frame(spark, "dts_canal_json")[0].collect()
-    assert [(r.tbl, r.o3, r.row) for r in rows] == [("t", i, {"id": str(i)}) for i in range(3)]
+    assert [(r.tbl, r.offset, r.row) for r in rows] == [("t", i, {"id": str(i)}) for i in range(3)]
 
 
 @pytest.mark.parametrize("format_", ["dts_canal_json", "qlik_avro"])

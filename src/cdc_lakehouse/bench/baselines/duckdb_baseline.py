@@ -61,16 +61,15 @@ class _Format:
 
     Attributes:
         events: SQL of the ``events`` view over ``src`` (``topic``, ``partition``, ``offset``,
-            ``j`` = the value as text) giving ``tbl``, the ordering key ``o0`` .. ``o<width-1>``
-            (its last part the topic, as in the pipeline's ordering keys), ``is_delete``,
+            ``j`` = the value as text) giving ``tbl``, the ordering key's parts named as the
+            format's plug-in names them (:func:`.formats.order_columns`; ``partition``,
+            ``"offset"`` and ``topic`` as they are), ``is_delete``,
             ``image`` (json: the row image) and ``base`` (json or null: an image the row image
             overlays; the key columns are read from it when present).
-        width: number of ordering key columns.
         row: SQL of a winner's row map from ``image`` and ``base``.
     """
 
     events: str
-    width: int
     row: str = (
         f"case when base is null then from_json(image, {_MAP}) "
         f"else map_concat(from_json(base, {_MAP}), from_json(image, {_MAP})) end"
@@ -93,11 +92,12 @@ _EVENTS["dataworks_json"] = _Format(
     )
     select
         lower(m['schema']['source']['tableName']) as tbl,
-        cast(m['payload']['sequenceId'] as hugeint) as o0,
-        case when m['payload']['op'] in ('UPDATE_BEFOR', 'UPDATE_BEFORE') then 0 else 1 end as o1,
-        partition as o2,
-        "offset" as o3,
-        topic as o4,
+        cast(m['payload']['sequenceId'] as hugeint) as sequence_id,
+        case when m['payload']['op'] in ('UPDATE_BEFOR', 'UPDATE_BEFORE') then 0 else 1 end
+            as image_rank,
+        partition,
+        "offset",
+        topic,
         m['payload']['op'] = 'DELETE' as is_delete,
         null::json as base,
         case
@@ -108,7 +108,6 @@ _EVENTS["dataworks_json"] = _Format(
     from messages
     where m['payload']['op'] in {_DML}
     """,
-    5,
 )
 _EVENTS["datahub_blob"] = _EVENTS["dataworks_json"]
 
@@ -127,18 +126,17 @@ _EVENTS["datahub_tuple"] = _Format(
     )
     select
         lower(coalesce(m['_source_table_'], split_part(topic, '.', -1))) as tbl,
-        cast(m['_sequence_id_'] as hugeint) as o0,
-        case when m['_before_image_'] = 'Y' then 0 else 1 end as o1,
-        partition as o2,
-        "offset" as o3,
-        topic as o4,
+        cast(m['_sequence_id_'] as hugeint) as sequence_id,
+        case when m['_before_image_'] = 'Y' then 0 else 1 end as image_rank,
+        partition,
+        "offset",
+        topic,
         m['_operation_type_'] = 'D' as is_delete,
         null::json as base,
         image
     from records
     where m['_operation_type_'] in ('I', 'U', 'D')
     """,
-    5,
     row=f"map_from_entries(list_filter(map_entries(from_json(image, {_MAP})), "
     f"lambda e: e.key not in {_META}))",
 )
@@ -157,18 +155,17 @@ _EVENTS["lindorm_debezium"] = _Format(
     )
     select
         lower(p['source']['table']) as tbl,
-        p['source']['ts_ms'] as o0,
-        coalesce(p['ts_ms'], 0) as o1,
-        partition as o2,
-        "offset" as o3,
-        topic as o4,
+        p['source']['ts_ms'] as source_ts_ms,
+        coalesce(p['ts_ms'], 0) as payload_ts_ms,
+        partition,
+        "offset",
+        topic,
         p['op'] = 'd' as is_delete,
         null::json as base,
         case when p['op'] = 'd' then p['before'] else p['after'] end as image
     from messages
     where p['op'] in ('c', 'u', 'r', 'd')
     """,
-    5,
 )
 
 _EVENTS["dts_shareplex_json"] = _Format(
@@ -184,18 +181,18 @@ _EVENTS["dts_shareplex_json"] = _Format(
     )
     select
         lower(split_part(m['meta']['table'], '.', -1)) as tbl,
-        cast(m['meta']['scn'] as hugeint) as o0,
-        coalesce(m['meta']['seq'], 0) as o1,
-        partition as o2,
-        "offset" as o3,
-        topic as o4,
+        cast(m['meta']['scn'] as hugeint) as scn,
+        coalesce(m['meta']['seq'], 0) as seq,
+        1 as image_rank,
+        partition,
+        "offset",
+        topic,
         m['meta']['op'] in ('del', 'DELETE') as is_delete,
         case when m['meta']['op'] in ('upd', 'UPDATE', 'UPDATE AFTER') then m['key'] end as base,
         m['data'] as image
     from messages
     where m['meta']['op'] in ('ins', 'upd', 'del', 'INSERT', 'UPDATE', 'UPDATE AFTER', 'DELETE')
     """,
-    5,
 )
 
 _EVENTS["dts_canal_json"] = _Format(
@@ -223,18 +220,17 @@ _EVENTS["dts_canal_json"] = _Format(
     )
     select
         lower(m['table']) as tbl,
-        m['es'] as o0,
-        case when m['type'] = 'INIT' then 0 else 1 end as o1,
-        partition as o2,
-        "offset" as o3,
-        row_index as o4,
-        topic as o5,
+        m['es'] as es_ms,
+        case when m['type'] = 'INIT' then 0 else 1 end as snapshot_rank,
+        partition,
+        "offset",
+        row_index,
+        topic,
         m['type'] = 'DELETE' as is_delete,
         null::json as base,
         image
     from rows
     """,
-    6,
 )
 
 _EVENTS["qlik_json"] = _Format(
@@ -257,14 +253,14 @@ _EVENTS["qlik_json"] = _Format(
     )
     select
         tables.tbl,
-        case when m['message']['headers']['operation'] = 'REFRESH' then 1 else 2 end as o0,
+        case when m['message']['headers']['operation'] = 'REFRESH' then 1 else 2 end as load_rank,
         case
             when m['message']['headers']['operation'] = 'REFRESH' then ''
             else m['message']['headers']['changeSequence']
-        end as o1,
-        partition as o2,
-        "offset" as o3,
-        topic as o4,
+        end as change_sequence,
+        partition,
+        "offset",
+        topic,
         m['message']['headers']['operation'] = 'DELETE' as is_delete,
         null::json as base,
         m['message']['data'] as image
@@ -273,7 +269,6 @@ _EVENTS["qlik_json"] = _Format(
     where m['type'] = 'DT'
         and m['message']['headers']['operation'] in ('INSERT', 'UPDATE', 'DELETE', 'REFRESH')
     """,
-    5,
 )
 
 
@@ -305,11 +300,13 @@ def map_key_values(keys: Mapping[str, Sequence[str]]) -> str:
     return "[" + ", ".join(f"row[{_literal(c)}]" for c in key_columns(keys)) + "]"
 
 
-def latest_sql(width: int, keys: Mapping[str, Sequence[str]], key_values: str, row: str) -> str:
+def latest_sql(
+    order: Sequence[str], keys: Mapping[str, Sequence[str]], key_values: str, row: str
+) -> str:
     """SQL creating the table ``latest`` (``tbl``, ``row_key``, ``row``) from the view
     ``events``: ``k`` = ``key_values``, the newest change per (``tbl``, row key) by the
-    ordering key ``o0`` .. ``o<width-1>`` descending, deletes dropped, ``row`` = ``row``."""
-    descending = ", ".join(f"o{i} desc" for i in range(width))
+    ordering key's columns ``order`` descending, deletes dropped, ``row`` = ``row``."""
+    descending = ", ".join(f'"{column}" desc' for column in order)
     return f"""
     create table latest as
     select tbl, row_key, {row} as row
@@ -372,7 +369,7 @@ def run(
         decoded = changes_table(DECODERS[format_](values), format_)
         con.register("decoded", decoded)
         con.execute("create view events as select * from decoded")
-        sql = latest_sql(len(order_columns(format_)), keys, map_key_values(keys), "row")
+        sql = latest_sql(order_columns(format_), keys, map_key_values(keys), "row")
     else:
         spec = _EVENTS[format_]
         con.execute(
@@ -380,7 +377,7 @@ def run(
             f"from ({source})"
         )
         con.execute(f"create view events as {spec.events}")
-        sql = latest_sql(spec.width, keys, json_key_values(keys), spec.row)
+        sql = latest_sql(order_columns(format_), keys, json_key_values(keys), spec.row)
     con.execute(sql)
     seconds = time.perf_counter() - start
     rows: LatestRows = {

@@ -2,9 +2,11 @@
 decoders that the floor (:mod:`.python_floor`) and the two Avro paths of DuckDB and PySpark
 share.
 
-Facts per format (docs/formats.md; the project's decoders in ``src/cdc_lakehouse/decode/`` and the
-``ordering_key`` expressions of ``models/staging/<folder>/stg_<format>__events.sql``); a
-tuple compares part by part, so a duplicate re-delivered later (same key up to its higher
+Facts per format (docs/formats.md; the project's decoders in the format plug-ins,
+``src/cdc_lakehouse/formats/<folder>/``). The ordering key of a change is the tuple of its
+format plug-in's ordering rule (``Format.ordering_tuple``, the rule the pipeline's
+``ordering_key`` follows too): the decoders below give its parts by name; a tuple compares
+part by part, so a duplicate re-delivered later (same key up to its higher
 offset) never beats a newer change. Every ordering key ends in the Kafka topic, as the
 pipeline's do (macro ``kafka_ordering_tail``): changes with equal format fields, partition
 and offset (one table through two topics) order by topic name, and two different changes
@@ -81,6 +83,16 @@ AVRO_FORMATS = manifest.with_value_encoding("avro")
 FORMATS = JSON_FORMATS | AVRO_FORMATS
 """Registry formats by how their Kafka values are encoded (the format manifest)."""
 
+# Each format's ordering tuple, in its plug-in's order (the rule is written once, in
+# src/cdc_lakehouse/formats/<folder>/__init__.py): a decoder gives the parts by name.
+_DATAWORKS = manifest.get("dataworks_json").ordering_tuple
+_TUPLE = manifest.get("datahub_tuple").ordering_tuple
+_LINDORM = manifest.get("lindorm_debezium").ordering_tuple
+_SHAREPLEX = manifest.get("dts_shareplex_json").ordering_tuple
+_CANAL = manifest.get("dts_canal_json").ordering_tuple
+_QLIK = manifest.get("qlik_json").ordering_tuple
+_DTS_AVRO = manifest.get("dts_avro").ordering_tuple
+
 Value: TypeAlias = tuple[str, int, int, bytes | None]
 """One Kafka record as the baselines take it: (topic, partition, offset, value bytes)."""
 Change: TypeAlias = tuple[str, tuple[Any, ...], bool, dict[str, Any]]
@@ -137,7 +149,15 @@ def dataworks_changes(values: Iterable[Value]) -> Iterator[Change]:
         else:
             continue  # transaction markers, DDL, heartbeats
         table = message["schema"]["source"]["tableName"].lower()
-        order = (int(payload["sequenceId"]), rank, partition, offset, topic)
+        order = _DATAWORKS(
+            {
+                "sequence_id": int(payload["sequenceId"]),
+                "image_rank": rank,
+                "partition": partition,
+                "offset": offset,
+                "topic": topic,
+            }
+        )
         yield table, order, deleted, image["dataColumn"]
 
 
@@ -169,7 +189,16 @@ def datahub_tuple_changes(values: Iterable[Value]) -> Iterator[Change]:
         row.pop("_excute_time_", None)
         row.pop("_execute_time_", None)
         rank = 0 if before == "Y" else 1
-        yield table.lower(), (int(sequence), rank, partition, offset, topic), op == "D", row
+        order = _TUPLE(
+            {
+                "sequence_id": int(sequence),
+                "image_rank": rank,
+                "partition": partition,
+                "offset": offset,
+                "topic": topic,
+            }
+        )
+        yield table.lower(), order, op == "D", row
 
 
 def lindorm_changes(values: Iterable[Value]) -> Iterator[Change]:
@@ -188,7 +217,15 @@ def lindorm_changes(values: Iterable[Value]) -> Iterator[Change]:
         else:
             continue
         source = payload["source"]
-        order = (source["ts_ms"], payload.get("ts_ms") or 0, partition, offset, topic)
+        order = _LINDORM(
+            {
+                "source_ts_ms": source["ts_ms"],
+                "payload_ts_ms": payload.get("ts_ms") or 0,
+                "partition": partition,
+                "offset": offset,
+                "topic": topic,
+            }
+        )
         yield source["table"].lower(), order, deleted, image
 
 
@@ -212,7 +249,16 @@ def shareplex_changes(values: Iterable[Value]) -> Iterator[Change]:
         else:
             continue  # TRUNCATE, DROP COLUMN
         table = meta["table"].rpartition(".")[2].lower()
-        order = (int(meta["scn"]), meta.get("seq") or 0, partition, offset, topic)
+        order = _SHAREPLEX(
+            {
+                "scn": int(meta["scn"]),
+                "seq": meta.get("seq") or 0,
+                "image_rank": 1,  # the workload's updates are one UPDATE message (no BEFORE half)
+                "partition": partition,
+                "offset": offset,
+                "topic": topic,
+            }
+        )
         yield table, order, deleted, row
 
 
@@ -234,7 +280,17 @@ def canal_changes(values: Iterable[Value]) -> Iterator[Change]:
         table = message["table"].lower()
         es = message["es"]
         for index, row in enumerate(message["data"]):
-            yield table, (es, rank, partition, offset, index, topic), deleted, row
+            order = _CANAL(
+                {
+                    "es_ms": es,
+                    "snapshot_rank": rank,
+                    "partition": partition,
+                    "offset": offset,
+                    "row_index": index,
+                    "topic": topic,
+                }
+            )
+            yield table, order, deleted, row
 
 
 def _qlik_change(
@@ -243,11 +299,20 @@ def _qlik_change(
     headers = message["headers"]
     operation = headers["operation"]
     if operation == "REFRESH":
-        order: tuple[Any, ...] = (1, "", partition, offset, topic)
+        rank, sequence = 1, ""
     elif operation in ("INSERT", "UPDATE", "DELETE"):
-        order = (2, headers["changeSequence"], partition, offset, topic)
+        rank, sequence = 2, headers["changeSequence"]
     else:
         return None
+    order = _QLIK(
+        {
+            "load_rank": rank,
+            "change_sequence": sequence,
+            "partition": partition,
+            "offset": offset,
+            "topic": topic,
+        }
+    )
     return table, order, operation == "DELETE", message["data"]
 
 
@@ -369,7 +434,16 @@ def dts_avro_changes(values: Iterable[Value]) -> Iterator[Change]:
         _dts_image(fields, record["beforeImages"], row)
         _dts_image(fields, record["afterImages"], row)
         table = record["objectName"].rpartition(".")[2].replace("\\u002E", ".").lower()
-        order = (kind[0], record["sourceTimestamp"], record["id"], partition, offset, topic)
+        order = _DTS_AVRO(
+            {
+                "load_rank": kind[0],
+                "source_timestamp": record["sourceTimestamp"],
+                "record_id": record["id"],
+                "partition": partition,
+                "offset": offset,
+                "topic": topic,
+            }
+        )
         yield table, order, kind[1], row
 
 
@@ -458,18 +532,23 @@ DECODERS: dict[str, Decoder] = {
 }
 """Registry format -> Python decoder of its values into :data:`Change` tuples."""
 
+_ARROW_KINDS = {"int": pa.int64(), "text": pa.string()}
 ORDER_TYPES: dict[str, tuple[pa.DataType, ...]] = {
-    "dts_avro": (*(pa.int64(),) * 5, pa.string()),
-    "qlik_avro": (pa.int64(), pa.string(), pa.int64(), pa.int64(), pa.string()),
+    name: tuple(_ARROW_KINDS[kind] for kind in manifest.get(name).ordering_kinds())
+    for name in ("dts_avro", "qlik_avro")
 }
-"""Arrow types of the ordering key's parts of the Avro formats (see the module table)."""
+"""Arrow types of the ordering key's parts of the Avro formats, from their plug-ins' ordering
+rules."""
 ROW_TYPE = pa.map_(pa.string(), pa.string())
 
 
 def changes_schema(format_: str) -> pa.Schema:
-    """Arrow schema of :func:`changes_table` for an Avro format: ``tbl`` string, ``o0`` ..
-    ``o<n-1>`` (the ordering key's parts), ``is_delete`` bool, ``row`` map<string,string>."""
-    parts = [pa.field(f"o{i}", kind) for i, kind in enumerate(ORDER_TYPES[format_])]
+    """Arrow schema of :func:`changes_table` for an Avro format: ``tbl`` string, the ordering
+    key's parts (:func:`order_columns`), ``is_delete`` bool, ``row`` map<string,string>."""
+    parts = [
+        pa.field(name, kind)
+        for name, kind in zip(order_columns(format_), ORDER_TYPES[format_], strict=True)
+    ]
     return pa.schema(
         [pa.field("tbl", pa.string()), *parts, pa.field("is_delete", pa.bool_()), ("row", ROW_TYPE)]
     )
@@ -504,5 +583,7 @@ def changes_table(changes: Iterable[Change], format_: str) -> pa.Table:
 
 
 def order_columns(format_: str) -> Sequence[str]:
-    """Names of the ordering key's columns of :func:`changes_table` for ``format_``."""
-    return [f"o{i}" for i in range(len(ORDER_TYPES[format_]))]
+    """Names of the ordering key's columns for ``format_``, most significant first: its
+    plug-in's ordering parts, then the Kafka tail (:meth:`.Format.ordering_names`). Every
+    baseline orders its changes by them."""
+    return manifest.get(format_).ordering_names()

@@ -57,6 +57,7 @@ from cdc_lakehouse.bench.baselines.formats import (
     QlikCatalog,
     changes_table,
     check_format,
+    order_columns,
     qlik_avro_changes,
     qlik_avro_envelope,
     qlik_avro_metadata,
@@ -101,14 +102,13 @@ _SCHEMAS: dict[str, str] = {
 }
 _SCHEMAS["datahub_blob"] = _SCHEMAS["dataworks_json"]
 
-# Per JSON format: SQL over the parsed messages (PARSED) giving ``tbl``, the ordering key
-# ``o0`` .. ``o<n>`` (its last part the topic, as in the pipeline's ordering keys: changes of
-# two topics never tie), ``is_delete`` and ``row`` (map<string,string>), and the number of
-# ordering columns.
-_EVENTS: dict[str, tuple[str, int]] = {}
+# Per JSON format: SQL over the parsed messages (PARSED) giving ``tbl``, the ordering key's
+# parts named as the format's plug-in names them (formats.order_columns: its ordering rule,
+# then `partition`, `offset`, the topic: changes of two topics never tie), ``is_delete`` and
+# ``row`` (map<string,string>).
+_EVENTS: dict[str, str] = {}
 
-_EVENTS["dataworks_json"] = (
-    f"""
+_EVENTS["dataworks_json"] = f"""
     with messages as (
         select
             topic, `partition`, `offset`, m
@@ -116,11 +116,11 @@ _EVENTS["dataworks_json"] = (
     )
     select
         lower(m.`schema`.source.tableName) as tbl,
-        cast(m.payload.sequenceId as decimal(38, 0)) as o0,
-        case when m.payload.op in ('UPDATE_BEFOR', 'UPDATE_BEFORE') then 0 else 1 end as o1,
-        `partition` as o2,
-        `offset` as o3,
-        topic as o4,
+        cast(m.payload.sequenceId as decimal(38, 0)) as sequence_id,
+        case when m.payload.op in ('UPDATE_BEFOR', 'UPDATE_BEFORE') then 0 else 1 end as image_rank,
+        `partition`,
+        `offset`,
+        topic,
         m.payload.op = 'DELETE' as is_delete,
         case
             when m.payload.op in ('INSERT', 'UPDATE_AFTER') then m.payload.after.dataColumn
@@ -128,35 +128,29 @@ _EVENTS["dataworks_json"] = (
         end as row
     from messages
     where m.payload.op in {_DML}
-    """,
-    5,
-)
+    """
 _EVENTS["datahub_blob"] = _EVENTS["dataworks_json"]
 
 _META = "(" + ", ".join(_literal(name) for name in TUPLE_META) + ")"
-_EVENTS["datahub_tuple"] = (
-    f"""
+_EVENTS["datahub_tuple"] = f"""
     with records as (
         select topic, `partition`, `offset`, m
         from {PARSED}
     )
     select
         lower(coalesce(m['_source_table_'], substring_index(topic, '.', -1))) as tbl,
-        cast(m['_sequence_id_'] as decimal(38, 0)) as o0,
-        case when m['_before_image_'] = 'Y' then 0 else 1 end as o1,
-        `partition` as o2,
-        `offset` as o3,
-        topic as o4,
+        cast(m['_sequence_id_'] as decimal(38, 0)) as sequence_id,
+        case when m['_before_image_'] = 'Y' then 0 else 1 end as image_rank,
+        `partition`,
+        `offset`,
+        topic,
         m['_operation_type_'] = 'D' as is_delete,
         map_filter(m, (k, v) -> k not in {_META}) as row
     from records
     where m['_operation_type_'] in ('I', 'U', 'D')
-    """,
-    5,
-)
+    """
 
-_EVENTS["lindorm_debezium"] = (
-    f"""
+_EVENTS["lindorm_debezium"] = f"""
     with messages as (
         select
             topic, `partition`, `offset`, m.payload as p
@@ -164,21 +158,18 @@ _EVENTS["lindorm_debezium"] = (
     )
     select
         lower(p.source.`table`) as tbl,
-        p.source.ts_ms as o0,
-        coalesce(p.ts_ms, 0) as o1,
-        `partition` as o2,
-        `offset` as o3,
-        topic as o4,
+        p.source.ts_ms as source_ts_ms,
+        coalesce(p.ts_ms, 0) as payload_ts_ms,
+        `partition`,
+        `offset`,
+        topic,
         p.op = 'd' as is_delete,
         case when p.op = 'd' then p.before else p.after end as row
     from messages
     where p.op in ('c', 'u', 'r', 'd')
-    """,
-    5,
-)
+    """
 
-_EVENTS["dts_shareplex_json"] = (
-    f"""
+_EVENTS["dts_shareplex_json"] = f"""
     with messages as (
         select
             topic, `partition`, `offset`, m
@@ -186,11 +177,12 @@ _EVENTS["dts_shareplex_json"] = (
     )
     select
         lower(substring_index(m.meta.`table`, '.', -1)) as tbl,
-        cast(m.meta.scn as decimal(38, 0)) as o0,
-        coalesce(m.meta.seq, 0) as o1,
-        `partition` as o2,
-        `offset` as o3,
-        topic as o4,
+        cast(m.meta.scn as decimal(38, 0)) as scn,
+        coalesce(m.meta.seq, 0) as seq,
+        1 as image_rank,
+        `partition`,
+        `offset`,
+        topic,
         m.meta.op in ('del', 'DELETE') as is_delete,
         case
             when m.meta.op in ('upd', 'UPDATE', 'UPDATE AFTER') then map_concat(
@@ -204,12 +196,9 @@ _EVENTS["dts_shareplex_json"] = (
         end as row
     from messages
     where m.meta.op in ('ins', 'upd', 'del', 'INSERT', 'UPDATE', 'UPDATE AFTER', 'DELETE')
-    """,
-    5,
-)
+    """
 
-_EVENTS["dts_canal_json"] = (
-    f"""
+_EVENTS["dts_canal_json"] = f"""
     with messages as (
         select
             topic, `partition`, `offset`, m
@@ -217,23 +206,20 @@ _EVENTS["dts_canal_json"] = (
     )
     select
         lower(m.`table`) as tbl,
-        m.es as o0,
-        case when m.type = 'INIT' then 0 else 1 end as o1,
-        `partition` as o2,
-        `offset` as o3,
-        row_index as o4,
-        topic as o5,
+        m.es as es_ms,
+        case when m.type = 'INIT' then 0 else 1 end as snapshot_rank,
+        `partition`,
+        `offset`,
+        row_index,
+        topic,
         m.type = 'DELETE' as is_delete,
         row
     from messages
     lateral view posexplode(m.data) exploded as row_index, row
     where m.type in ('INSERT', 'UPDATE', 'DELETE', 'INIT') and not coalesce(m.isDdl, false)
-    """,
-    6,
-)
+    """
 
-_EVENTS["qlik_json"] = (
-    f"""
+_EVENTS["qlik_json"] = f"""
     with envelopes as (
         select
             topic, `partition`, `offset`, m
@@ -246,23 +232,21 @@ _EVENTS["qlik_json"] = (
     )
     select /*+ broadcast(tables) */
         tables.tbl,
-        case when m.message.headers.operation = 'REFRESH' then 1 else 2 end as o0,
+        case when m.message.headers.operation = 'REFRESH' then 1 else 2 end as load_rank,
         case
             when m.message.headers.operation = 'REFRESH' then ''
             else m.message.headers.changeSequence
-        end as o1,
-        `partition` as o2,
-        `offset` as o3,
-        topic as o4,
+        end as change_sequence,
+        `partition`,
+        `offset`,
+        topic,
         m.message.headers.operation = 'DELETE' as is_delete,
         m.message.data as row
     from envelopes
     inner join tables on envelopes.m.messageSchemaId = tables.schema_id
     where m.type = 'DT'
         and m.message.headers.operation in ('INSERT', 'UPDATE', 'DELETE', 'REFRESH')
-    """,
-    5,
-)
+    """
 
 _SPARK_TYPES = {pa.int64(): "bigint", pa.string(): "string"}
 
@@ -283,15 +267,16 @@ def parsed_messages(schema: str, *, parse_once: bool = True) -> str:
     return f"(select topic, `partition`, `offset`, {parse} as m from {RAW_VIEW})"
 
 
-def events_sql(format_: str, *, parse_once: bool = True) -> tuple[str, int]:
-    """A JSON format's SQL over :data:`RAW_VIEW` (``tbl``, ``o0`` .., ``is_delete``, ``row``)
-    and its number of ordering columns.
+def events_sql(format_: str, *, parse_once: bool = True) -> tuple[str, Sequence[str]]:
+    """A JSON format's SQL over :data:`RAW_VIEW` (``tbl``, the ordering key's columns,
+    ``is_delete``, ``row``) and those columns (:func:`.formats.order_columns`).
 
     Raises:
         KeyError: ``format_`` is not a JSON format (the Avro formats decode in Python).
     """
-    sql, width = _EVENTS[format_]
-    return sql.replace(PARSED, parsed_messages(_SCHEMAS[format_], parse_once=parse_once)), width
+    sql = _EVENTS[format_]
+    parsed = parsed_messages(_SCHEMAS[format_], parse_once=parse_once)
+    return sql.replace(PARSED, parsed), order_columns(format_)
 
 
 def parse_count(frame: DataFrame) -> int:
@@ -302,7 +287,10 @@ def parse_count(frame: DataFrame) -> int:
 
 def _avro_schema_ddl(format_: str) -> str:
     """Spark DDL of :func:`.formats.changes_schema` for an Avro format."""
-    parts = [f"o{i} {_SPARK_TYPES[kind]}" for i, kind in enumerate(ORDER_TYPES[format_])]
+    parts = [
+        f"`{name}` {_SPARK_TYPES[kind]}"
+        for name, kind in zip(order_columns(format_), ORDER_TYPES[format_], strict=True)
+    ]
     return ", ".join(["tbl string", *parts, "is_delete boolean", f"row {_ROW}"])
 
 
@@ -349,16 +337,16 @@ def key_expression(keys: Mapping[str, Sequence[str]]) -> str:
 
 def events_frame(
     spark: SparkSession, format_: str, *, parse_once: bool = True
-) -> tuple[DataFrame, int]:
-    """The decoded changes of :data:`RAW_VIEW` (``tbl``, ``o0`` .., ``is_delete``, ``row``) and
-    the number of ordering columns (``parse_once``: see :func:`parsed_messages`)."""
+) -> tuple[DataFrame, Sequence[str]]:
+    """The decoded changes of :data:`RAW_VIEW` (``tbl``, the ordering key's columns,
+    ``is_delete``, ``row``) and those columns (``parse_once``: see :func:`parsed_messages`)."""
     if format_ in AVRO_FORMATS:
         raw = spark.table(RAW_VIEW)
         catalog = _qlik_avro_catalog(raw) if format_ == "qlik_avro" else None
         frame = raw.mapInArrow(_avro_decoder(format_, catalog), _avro_schema_ddl(format_))
-        return frame, len(ORDER_TYPES[format_])
-    sql, width = events_sql(format_, parse_once=parse_once)
-    return spark.sql(sql), width
+        return frame, order_columns(format_)
+    sql, columns = events_sql(format_, parse_once=parse_once)
+    return spark.sql(sql), columns
 
 
 def run(
@@ -414,8 +402,8 @@ def run(
         .select("topic", "partition", "offset", "value")
     )
     raw.createOrReplaceTempView(RAW_VIEW)
-    events, width = events_frame(spark, format_, parse_once=parse_once)
-    order = [F.col(f"o{i}").desc() for i in range(width)]
+    events, columns = events_frame(spark, format_, parse_once=parse_once)
+    order = [F.col(column).desc() for column in columns]
     window = Window.partitionBy("tbl", "row_key").orderBy(*order)
     latest = (
         events.withColumn("row_key", F.expr(key_expression(keys)))
