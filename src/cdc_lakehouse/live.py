@@ -232,6 +232,8 @@ def run(options: LiveOptions) -> int:
 def demo(options: LiveOptions, lake: Path, metastore_exports: str, port: int) -> int:
     """The demo's processes on the prepared ``lake`` (see :func:`run`)."""
     logs = lake / "logs"
+    # the environment of the demo's child processes (ingest, dbt, the reader), built here: each
+    # reads its CDC_* settings from it through cdc_lakehouse.settings
     env = dict(os.environ, CDC_LAKE_DIR=str(lake), PYTHONUNBUFFERED="1")
     env.update(export_values(metastore_exports))
     env.setdefault("CDC_SPARK_DRIVER_MEMORY", "2g")

@@ -294,7 +294,7 @@ def run_worker(kind: str, spec: dict[str, Any], work_dir: Path, project_dir: Pat
     spec_path = work_dir / "spec.json"
     result_path = work_dir / "result.json"
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
-    env = {
+    env = {  # the worker process's environment: its settings (cdc_lakehouse.settings) come from it
         **os.environ,
         "CDC_LAKE_DIR": str(work_dir / "lake"),
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",

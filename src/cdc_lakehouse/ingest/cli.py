@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from cdc_lakehouse.cli_types import positive_float
 from cdc_lakehouse.registry import DEFAULT_REGISTRY
-from cdc_lakehouse.settings import ConfigError, load_settings
+from cdc_lakehouse.settings import ConfigError, lake_dir_setting, load_settings
 
 if TYPE_CHECKING:
     from cdc_lakehouse.ingest.job import IngestOptions
@@ -261,7 +261,7 @@ def _write_error_log(exc: BaseException) -> Path | None:
     prefix = f"ingest-error-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-"
     directories: list[str | None] = [None]  # None: the system temporary directory
     try:
-        logs = load_settings().lake_dir / "logs"
+        logs = lake_dir_setting() / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         directories.insert(0, str(logs))
     except (OSError, ConfigError):
@@ -288,12 +288,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from cdc_lakehouse.ingest.bronze import check_table_name
         from cdc_lakehouse.ingest.job import plan_ingest, run_ingest
-        from cdc_lakehouse.spark_master import check_master, spark_master
-        from cdc_lakehouse.spark_session import check_spark_settings
+        from cdc_lakehouse.spark_master import check_master
 
-        settings = load_settings()
-        check_spark_settings()  # before the dump is scanned or the broker asked
-        check_master(spark_master())
+        settings = load_settings()  # every setting, before the dump is scanned or the broker asked
+        check_master(settings.spark.master)
         table = check_table_name(args.table)
         options = _options(args, table, args.checkpoint or settings.checkpoint_dir / table)
         plan = plan_ingest(options)
