@@ -21,7 +21,11 @@ options ignores them (``-XX:+IgnoreUnrecognizedVMOptions``).
 Where: ``CDC_JVM_ARCHIVE_DIR``, else ``<sys.prefix>/share/cdc-lakehouse/jvm`` (the project's
 virtual environment: a new ``.venv`` starts without them), about 200 MB per class
 path. ``CDC_JVM_ARCHIVE=off`` (or a directory that cannot be written) starts every JVM without
-an archive.
+an archive. Both are read by :class:`cdc_lakehouse.settings.JvmArchiveSettings`.
+
+``python -m cdc_lakehouse.jvm_class_archive`` writes the archive ahead of time (the test session
+does): :func:`cdc_lakehouse.spark_session.write_class_archive`, which lives there because it
+starts a session and :mod:`cdc_lakehouse.spark_session` imports this module.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from cdc_lakehouse.bench import report
+from cdc_lakehouse.bench.ingest_bench import SOURCES, marker_path
 from cdc_lakehouse.cli_types import positive_int
 from cdc_lakehouse.jars import class_path
 from cdc_lakehouse.settings import ConfigError
@@ -336,8 +337,6 @@ def ingest_part(
     Raises:
         WorkerFailed: the dump worker failed.
     """
-    from cdc_lakehouse.bench.ingest_bench import SOURCES, marker_path
-
     dump = scratch / "records-dump"  # beside the workers' ingest-<source> directories
     results = []
     try:
