@@ -34,7 +34,7 @@ import urllib.request
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from cdc_lakehouse.settings import ConfigError, load_settings
+from cdc_lakehouse.settings import ConfigError, lake_dir_setting
 
 HOST = "127.0.0.1"
 STATE_FILE = "cluster.json"
@@ -137,7 +137,7 @@ def master_state(webui_url: str, timeout_s: float = 5.0) -> dict:
 
 def default_dir() -> Path:
     """``$CDC_LAKE_DIR/cluster`` (default ``./lake/cluster``)."""
-    return load_settings().lake_dir / "cluster"
+    return lake_dir_setting() / "cluster"
 
 
 def read_info(directory: Path) -> ClusterInfo | None:

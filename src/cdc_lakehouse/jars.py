@@ -36,7 +36,6 @@ error line and exits 2 when Maven cannot resolve an artifact or build a jar.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import subprocess
@@ -45,7 +44,7 @@ import tempfile
 from pathlib import Path
 from xml.etree import ElementTree
 
-from cdc_lakehouse.settings import ConfigError
+from cdc_lakehouse.settings import ConfigError, jars_dir_setting
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 POMS = {
@@ -82,21 +81,20 @@ class JarsMissingError(ConfigError):
 
 def jars_dir() -> Path:
     """The root of the jar folders: ``CDC_JARS_DIR``, else
-    ``<sys.prefix>/share/cdc-lakehouse/jars`` (the virtual environment ``make install`` made)."""
-    configured = os.environ.get("CDC_JARS_DIR")
-    if configured:
-        return Path(configured).expanduser().resolve()
-    return Path(sys.prefix) / "share" / "cdc-lakehouse" / "jars"
+    ``<sys.prefix>/share/cdc-lakehouse/jars`` (the virtual environment ``make install`` made;
+    :func:`cdc_lakehouse.settings.jars_dir_setting` of the process's environment)."""
+    return jars_dir_setting()
 
 
-def class_path(name: str) -> list[Path]:
-    """The jars of class path ``name`` (``spark``, ``kafka`` or ``autocdc``), sorted by file
+def class_path(name: str, root: Path | None = None) -> list[Path]:
+    """The jars of class path ``name`` (``spark``, ``kafka`` or ``autocdc``) under ``root``
+    (default :func:`jars_dir`; a session passes its ``Settings.jars_dir``), sorted by file
     name.
 
     Raises:
         JarsMissingError: the folder is missing or holds no jar.
     """
-    folder = jars_dir() / name
+    folder = (root or jars_dir()) / name
     jars = sorted(folder.glob("*.jar"))
     if not jars:
         raise JarsMissingError(

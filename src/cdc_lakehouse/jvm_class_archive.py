@@ -21,7 +21,11 @@ options ignores them (``-XX:+IgnoreUnrecognizedVMOptions``).
 Where: ``CDC_JVM_ARCHIVE_DIR``, else ``<sys.prefix>/share/cdc-lakehouse/jvm`` (the project's
 virtual environment: a new ``.venv`` starts without them), about 200 MB per class
 path. ``CDC_JVM_ARCHIVE=off`` (or a directory that cannot be written) starts every JVM without
-an archive.
+an archive. Both are read by :class:`cdc_lakehouse.settings.JvmArchiveSettings`.
+
+``python -m cdc_lakehouse.jvm_class_archive`` writes the archive ahead of time (the test session
+does): :func:`cdc_lakehouse.spark_session.write_class_archive`, which lives there because it
+starts a session and :mod:`cdc_lakehouse.spark_session` imports this module.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cdc_lakehouse.settings import JvmArchiveSettings
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -51,15 +57,14 @@ EXIT_WAIT_S = 120.0
 """How long a process waits at its exit for its JVM to write the archive."""
 
 
-def archive_dir() -> Path | None:
+def archive_dir(settings: JvmArchiveSettings | None = None) -> Path | None:
     """The directory of the archives, or ``None`` when archives are off or it cannot be
-    written (``CDC_JVM_ARCHIVE=off``; ``CDC_JVM_ARCHIVE_DIR``, default under ``sys.prefix``)."""
-    if os.environ.get("CDC_JVM_ARCHIVE", "on").lower() in {"off", "0", "false", "no"}:
+    written (``CDC_JVM_ARCHIVE=off``; ``CDC_JVM_ARCHIVE_DIR``, default under ``sys.prefix``).
+    ``settings`` default: :meth:`JvmArchiveSettings.from_env` of the process's environment."""
+    settings = settings or JvmArchiveSettings.from_env()
+    if not settings.enabled:
         return None
-    directory = Path(
-        os.environ.get("CDC_JVM_ARCHIVE_DIR")
-        or Path(sys.prefix) / "share" / "cdc-lakehouse" / "jvm"
-    )
+    directory = settings.directory
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError:
@@ -85,10 +90,12 @@ def archive_key(conf: Mapping[str, str]) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def archive_path(conf: Mapping[str, str]) -> Path | None:
+def archive_path(
+    conf: Mapping[str, str], settings: JvmArchiveSettings | None = None
+) -> Path | None:
     """Where the archive of ``conf``'s driver JVM is (or is to be) written; ``None`` when
-    archives are off."""
-    directory = archive_dir()
+    archives are off (``settings``: see :func:`archive_dir`)."""
+    directory = archive_dir(settings)
     return None if directory is None else directory / f"spark-{archive_key(conf)}.jsa"
 
 
@@ -138,15 +145,18 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def java_options(conf: Mapping[str, str]) -> tuple[str, Callable[[SparkSession], None] | None]:
-    """The driver JVM options for ``conf`` and what to do once its session has started.
+def java_options(
+    conf: Mapping[str, str], settings: JvmArchiveSettings | None = None
+) -> tuple[str, Callable[[SparkSession], None] | None]:
+    """The driver JVM options for ``conf`` and what to do once its session has started
+    (``settings``: see :func:`archive_dir`).
 
     Returns ``(options, on_started)``: ``-XX:SharedArchiveFile`` when the archive exists;
     otherwise ``-XX:ArchiveClassesAtExit`` to a temporary file and a function to call with the
     started session, which makes the process wait at exit for its JVM and move the archive into
     place; ``("", None)`` when archives are off.
     """
-    archive = archive_path(conf)
+    archive = archive_path(conf, settings)
     if archive is None:
         return "", None
     directory = archive.parent
@@ -192,7 +202,7 @@ WRITER_WAIT_S = 300.0
 writing the archive (its lock taken) before it goes on without one."""
 
 
-def _wait_for_writer(archive: Path, timeout_s: float = WRITER_WAIT_S) -> bool:
+def wait_for_writer(archive: Path, timeout_s: float = WRITER_WAIT_S) -> bool:
     """Wait while a live process holds ``archive``'s lock (it writes the archive); return
     whether the archive exists then. ``False`` at once when nobody holds the lock."""
     lock = _lock_path(archive)
@@ -210,33 +220,9 @@ def _wait_for_writer(archive: Path, timeout_s: float = WRITER_WAIT_S) -> bool:
     return archive.exists()
 
 
-def main() -> int:
-    """``python -m cdc_lakehouse.jvm_class_archive``: write the archive of the embedded
-    metastore's Spark configuration (the default one) now if there is none; the test session
-    runs it before its own JVM starts, so that it and the commands it runs start from one.
-    A session on a throwaway lake writes and reads a table, then exits. When another process
-    is writing the archive (pytest's other worker), waits for it (up to
-    :data:`WRITER_WAIT_S`) instead of starting a JVM without one. Exit 0, also when archives
-    are off or the archive exists (then at once)."""
-    import tempfile
-
-    from cdc_lakehouse.settings import load_settings
-    from cdc_lakehouse.spark_session import get_spark, spark_conf
-
-    lake = tempfile.mkdtemp(prefix="cdc-jvm-archive-")
-    atexit.register(shutil.rmtree, lake, ignore_errors=True)  # runs after the JVM has exited
-    os.environ["CDC_LAKE_DIR"] = lake
-    os.environ.pop("CDC_METASTORE_JDBC_URL", None)  # the embedded metastore's class path
-    archive = archive_path(spark_conf(load_settings()))
-    if archive is None or archive.exists():
-        return 0
-    if _wait_for_writer(archive):
-        return 0
-    spark = get_spark()
-    spark.range(1000).selectExpr("id", "cast(id as string) as text").write.saveAsTable("archive")
-    spark.sql("select count(*), max(text) from archive").collect()
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    # local: the command's body starts a Spark session, so it lives in spark_session, which
+    # imports this module; run as a script this module is __main__, so no circle forms
+    from cdc_lakehouse.spark_session import write_class_archive
+
+    sys.exit(write_class_archive())

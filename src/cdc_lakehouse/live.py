@@ -53,12 +53,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from cdc_lakehouse.bench.pipeline import topic_current_rows
 from cdc_lakehouse.dbt_loop import parse_result
 from cdc_lakehouse.kafka.broker import LocalBroker, free_port
 from cdc_lakehouse.kafka.produce import create_topics
 from cdc_lakehouse.metastore_server import MetastoreServer, export_lines, export_values, server_for
 from cdc_lakehouse.settings import ConfigError
-from cdc_lakehouse.spark_session import check_spark_settings
+from cdc_lakehouse.simulate.gold_check import (
+    current_rows_tables,
+    differences,
+    expected_document_tables,
+)
+from cdc_lakehouse.spark_session import check_spark_settings, get_spark
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 """The dbt project (the repository root: ``dbt_project.yml``, ``profiles.yml``)."""
@@ -232,6 +238,8 @@ def run(options: LiveOptions) -> int:
 def demo(options: LiveOptions, lake: Path, metastore_exports: str, port: int) -> int:
     """The demo's processes on the prepared ``lake`` (see :func:`run`)."""
     logs = lake / "logs"
+    # the environment of the demo's child processes (ingest, dbt, the reader), built here: each
+    # reads its CDC_* settings from it through cdc_lakehouse.settings
     env = dict(os.environ, CDC_LAKE_DIR=str(lake), PYTHONUNBUFFERED="1")
     env.update(export_values(metastore_exports))
     env.setdefault("CDC_SPARK_DRIVER_MEMORY", "2g")
@@ -516,8 +524,6 @@ def read_loop(interval_s: float, once: bool = False) -> int:
 
     Until SIGTERM, or one read with ``once``.
     """
-    from cdc_lakehouse.spark_session import get_spark
-
     spark = get_spark()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -551,14 +557,6 @@ def read_loop(interval_s: float, once: bool = False) -> int:
 def check_gold(oracle_dir: Path, topic: str, records: int) -> dict[str, Any]:
     """Gold against the oracle, and bronze's records: ``{"differences": [str], "gold_rows",
     "oracle_rows", "bronze_records", "bronze_duplicates"}``."""
-    from cdc_lakehouse.bench.pipeline import topic_current_rows
-    from cdc_lakehouse.simulate.gold_check import (
-        current_rows_tables,
-        differences,
-        expected_document_tables,
-    )
-    from cdc_lakehouse.spark_session import get_spark
-
     spark = get_spark()
     expected: dict[str, Any] = {}
     for document in sorted(oracle_dir.glob("expected/*.json")):

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from cdc_lakehouse.cli_types import OneLineParser
 from cdc_lakehouse.settings import ConfigError
+from cdc_lakehouse.spark_session import get_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -135,8 +136,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     try:
-        from cdc_lakehouse.spark_session import get_spark
-
         spark = get_spark()
         tables = args.table or list(delta_tables(spark))
         for table in tables:

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cdc_lakehouse.kafka.broker import free_port
-from cdc_lakehouse.settings import ConfigError, load_settings
+from cdc_lakehouse.settings import ConfigError, lake_dir_setting
 
 SERVER_USER = "cdc-metastore"
 """System user the server runs as when started by root."""
@@ -395,7 +395,7 @@ def _run_as_server(command: list[str], *, check: bool) -> subprocess.CompletedPr
 
 def default_dir(lake_dir: Path | None = None) -> Path:
     """``<lake_dir>/metastore_pg`` (default lake: ``$CDC_LAKE_DIR``)."""
-    return (lake_dir or load_settings().lake_dir) / "metastore_pg"
+    return (lake_dir or lake_dir_setting()) / "metastore_pg"
 
 
 def cluster_name(root: Path) -> str:
@@ -418,10 +418,8 @@ def server_for(directory: Path | None = None, lake_dir: Path | None = None) -> M
     :data:`SERVER_USER`) in ``SYSTEM_DATA_ROOT / cluster_name(server directory)``, as any other
     user (the server runs as that user) in the server directory. A cluster that an earlier
     version made in ``<lake>/metastore_pg/data`` is used where it is (it holds the lake's
-    tables).
-
-    Raises:
-        ConfigError: an invalid ``CDC_LAKE_DIR`` setting (see :func:`load_settings`).
+    tables). Only ``CDC_LAKE_DIR`` is read (:func:`cdc_lakehouse.settings.lake_dir_setting`):
+    the server starts before the other settings (the metastore's own) point at it.
     """
     if directory is not None:
         return MetastoreServer(directory.resolve())

@@ -1,32 +1,30 @@
-"""Environment settings shared by the ingest job, dbt and the tests.
+"""Every ``CDC_*`` environment variable of the project: one table, one typed settings object.
 
 Every setting comes from an environment variable so that ``python -m ingest``, ``dbt`` and
-``pytest`` read the same values without a config file:
+``pytest`` read the same values without a config file. :data:`VARIABLES` lists each of them
+once (name, type, default, unit, who reads it, what it does); the reference at the end of this
+docstring and ``docs/reference/settings.md`` (``python -m cdc_lakehouse.settings --markdown``)
+are generated from it, and a unit test fails when a ``CDC_*`` name of the package, of
+``ingest/`` or of the dbt project is missing from it.
 
-- ``CDC_LAKE_DIR`` (default ``./lake``, resolved against the current directory): root of the
-  lakehouse: Spark warehouse, Derby metastore, ingest checkpoints.
-- ``CDC_JARS_DIR`` (default ``<virtual environment>/share/cdc-lakehouse/jars``): the
-  project's JVM libraries, resolved by ``make install`` (:mod:`cdc_lakehouse.jars`). Every table
-  is a Delta Lake table; ``CDC_TABLE_FORMAT`` is gone (set to anything but ``delta`` it stops
-  with one line).
-- ``CDC_METASTORE_JDBC_URL`` (optional): a shared Hive metastore database instead of the
-  embedded Derby one (``jdbc:postgresql://host:port/db``; ``make metastore`` runs one), with
-  ``CDC_METASTORE_USER`` and the password in ``CDC_METASTORE_PASSWORD`` or in the file named by
-  ``CDC_METASTORE_PASSWORD_FILE`` (never printed), and the JDBC driver jar
-  ``CDC_METASTORE_JDBC_JAR`` (default :data:`DEFAULT_JDBC_JAR`, Debian's
-  ``libpostgresql-jdbc-java``).
+The Python package reads its variables here only: :meth:`Settings.from_env` (also spelled
+:func:`load_settings`) reads and checks them once, before any JVM starts, into
+:class:`Settings` and its groups :class:`SparkSettings`, :class:`SharedMetastore`,
+:class:`JvmArchiveSettings` and :class:`IngestSettings`. A module that needs one group only
+(without the others' checks) reads it with that group's ``from_env``. The variables read by
+dbt's Jinja (``env_var()`` in ``profiles.yml``), the Makefile or the tests stay there and are
+listed in the table with their readers.
 
-The Spark settings (``CDC_SPARK_*``, read by :mod:`cdc_lakehouse.spark_session` and
-:mod:`cdc_lakehouse.spark_master`) are checked with :func:`memory_setting`,
-:func:`positive_int_setting` and :func:`boolean_setting` before any JVM starts.
-
-Errors: :class:`ConfigError` with a message that says what to fix.
+Errors: :class:`ConfigError` (:class:`MasterUnreachableError` for the master URL), one line
+naming the variable and what to fix.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +37,186 @@ JDBC_DRIVERS = {
     "mariadb": "org.mariadb.jdbc.Driver",
 }
 """JDBC driver class per URL scheme (``jdbc:<scheme>:``) of a shared metastore database."""
+
+DEFAULT_LAKE_DIR = "./lake"
+DEFAULT_MASTER = "local[*]"
+DEFAULT_DRIVER_MEMORY = "3g"
+"""``spark.driver.memory`` unless ``CDC_SPARK_DRIVER_MEMORY`` says otherwise. In ``local[*]``
+the driver's JVM is the executor too, and its heap is most of the memory a build holds: with
+4g, G1 grew the heap to all 4 GiB in the benchmark's stages at 1,000,000 Canal changes (the
+heap in use after a collection stayed far lower) and the JVM's RSS reached 5,356 MiB (about
+1.2 GiB outside the heap: metaspace, code, threads, buffers); with the PySpark daemons
+(187 MiB) and the two decoding workers (about 620 MiB) that made 6,176 MiB, over issue 20's
+6 GiB (target 6). With 3g: 4,322 MiB and 5,146 MiB in all, stage times unchanged within the
+run-to-run noise (bench/HISTORY.md, 2026-11-26)."""
+DEFAULT_SHUFFLE_PARTITIONS = 8
+"""``spark.sql.shuffle.partitions`` unless ``CDC_SPARK_SHUFFLE_PARTITIONS`` says otherwise."""
+DEFAULT_LOG_LEVEL = "WARN"
+DEFAULT_DRIVER_HOST = "127.0.0.1"
+DEFAULT_EXECUTOR_MEMORY = "2g"
+ARCHIVE_OFF = frozenset({"off", "0", "false", "no"})
+"""Values of ``CDC_JVM_ARCHIVE`` (any case) that switch the JVM class archive off."""
+CRASH_ENV = "CDC_INGEST_CRASH_AFTER_WRITE"
+"""The ingest job's fault-injection hook (tests only), see :class:`IngestSettings`."""
+
+
+# --------------------------------------------------------------------------- the table
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One environment variable of the project (a row of the reference).
+
+    Attributes:
+        name: ``CDC_...``.
+        type: what the value is (``path``, ``JVM memory size``, ``positive integer``, ...).
+        default: the value when it is unset or blank (as text; ``-`` for none).
+        unit: the unit of a number or size (``MiB``, ``partitions``, ``cores``), else ``-``.
+        readers: who reads it: ``package`` (the Python package and ``ingest/``, through this
+            module), ``dbt`` (Jinja ``env_var()``), ``make`` (the Makefile), ``tests``,
+            ``CI template`` (``ci-templates/``).
+        description: one line.
+    """
+
+    name: str
+    type: str
+    default: str
+    unit: str
+    readers: tuple[str, ...]
+    description: str
+
+
+PACKAGE = "package"
+DBT = "dbt (profiles.yml)"
+MAKE = "make"
+TESTS = "tests"
+CI_TEMPLATE = "CI template"
+
+VARIABLES: tuple[Variable, ...] = (
+    Variable("CDC_LAKE_DIR", "path", DEFAULT_LAKE_DIR, "-", (PACKAGE, TESTS),
+             "lakehouse root, resolved against the current directory: Spark warehouse, Derby "
+             "metastore, ingest checkpoints, logs"),
+    Variable("CDC_TABLE_FORMAT", "text", "delta", "-", (PACKAGE,),
+             "retired: every table is a Delta Lake table; any other value stops with one line"),
+    Variable("CDC_JARS_DIR", "path", "<venv>/share/cdc-lakehouse/jars", "-", (PACKAGE,),
+             "the project's JVM libraries (spark/, kafka/, autocdc/), resolved by make install"),
+    Variable("CDC_METASTORE_JDBC_URL", "JDBC URL", "- (embedded Derby)", "-",
+             (PACKAGE, MAKE, TESTS),
+             "a shared Hive metastore database, jdbc:postgresql://HOST:PORT/DB (make metastore)"),
+    Variable("CDC_METASTORE_USER", "text", "-", "-", (PACKAGE,),
+             "the shared metastore's database user (required with the URL)"),
+    Variable("CDC_METASTORE_PASSWORD", "secret", "-", "-", (PACKAGE,),
+             "its password (or CDC_METASTORE_PASSWORD_FILE; never printed)"),
+    Variable("CDC_METASTORE_PASSWORD_FILE", "path", "-", "-", (PACKAGE,),
+             "a file holding its password (used when CDC_METASTORE_PASSWORD is unset)"),
+    Variable("CDC_METASTORE_JDBC_JAR", "path", str(DEFAULT_JDBC_JAR), "-", (PACKAGE,),
+             "the JDBC driver's jar (Debian's libpostgresql-jdbc-java)"),
+    Variable("CDC_SPARK_MASTER", "Spark master URL", DEFAULT_MASTER, "-", (PACKAGE, TESTS),
+             "local, local[N], local[*], local[N,F], spark://HOST:PORT, yarn or "
+             "k8s://https://HOST:PORT"),
+    Variable("CDC_SPARK_DRIVER_MEMORY", "JVM memory size", DEFAULT_DRIVER_MEMORY,
+             "k, m, g or t (KiB, MiB, GiB, TiB); at least 512m", (PACKAGE, TESTS),
+             "spark.driver.memory (in local[*] the heap of the one JVM: most of a build's memory)"),
+    Variable("CDC_SPARK_SHUFFLE_PARTITIONS", "positive integer",
+             str(DEFAULT_SHUFFLE_PARTITIONS), "partitions", (PACKAGE,),
+             "spark.sql.shuffle.partitions"),
+    Variable("CDC_SPARK_UI", "boolean (true / false, any case)", "false", "-", (PACKAGE,),
+             "spark.ui.enabled: true starts the Spark UI"),
+    Variable("CDC_SPARK_EXTRA_JARS", "comma-separated absolute .jar paths", "- (none)", "-",
+             (PACKAGE, TESTS),
+             "jars the session loads beside the project's (spark.jars); set by the bench only"),
+    Variable("CDC_SPARK_EVENT_LOG_DIR", "path", "- (off)", "-", (PACKAGE,),
+             "Spark's event log (one JSON-lines file per application) for the history server; "
+             "the bench sets it"),
+    Variable("CDC_SPARK_LOG_LEVEL", "log4j level (ERROR, WARN, INFO, ...)", DEFAULT_LOG_LEVEL,
+             "-", (PACKAGE,), "the log level of the session's Spark context"),
+    Variable("CDC_SPARK_DRIVER_HOST", "host name or address", DEFAULT_DRIVER_HOST, "-",
+             (PACKAGE,),
+             "cluster masters only: the driver's address as executors reach it (also bound)"),
+    Variable("CDC_SPARK_EXECUTOR_MEMORY", "JVM memory size", DEFAULT_EXECUTOR_MEMORY,
+             "k, m, g or t (KiB, MiB, GiB, TiB); at least 512m", (PACKAGE,),
+             "cluster masters only: spark.executor.memory (must fit a worker)"),
+    Variable("CDC_SPARK_EXECUTOR_CORES", "positive integer", "Spark's", "cores", (PACKAGE,),
+             "cluster masters only: spark.executor.cores"),
+    Variable("CDC_SPARK_EXECUTOR_PYTHON", "path", "the driver's Python (sys.executable)", "-",
+             (PACKAGE,),
+             "cluster masters only: spark.pyspark.python, the same path on every node"),
+    Variable("CDC_JVM_ARCHIVE", "on / off", "on", "-", (PACKAGE, TESTS),
+             "off (or 0, false, no) starts every Spark JVM without the class-data archive"),
+    Variable("CDC_JVM_ARCHIVE_DIR", "path", "<venv>/share/cdc-lakehouse/jvm", "-",
+             (PACKAGE, TESTS),
+             "where the driver JVM's class archives are kept (about 200 MB per class path)"),
+    Variable(CRASH_ENV, "batch id (whole number >= 0)", "- (off)", "-", (PACKAGE, TESTS),
+             "fault injection: the ingest job exits after writing this batch, before its commit"),
+    Variable("CDC_DEV_SCHEMA", "schema prefix", "dev_<user name>", "-", (DBT, TESTS),
+             "target dev: the prefix of the engineer's schemas (<prefix>_silver, ...)"),
+    Variable("CDC_CI_RUN_ID", "letters, digits, _", "local", "-", (DBT, MAKE, TESTS),
+             "target ci: names one CI run's schemas, ci_<id>_silver, ...; required by "
+             "make ci-changed on a shared metastore"),
+    Variable("CDC_SIM_CHANGES", "positive integer", "5000", "row changes", (TESTS,),
+             "the simulated history's size per format in tests/dbt_models"),
+    Variable("CDC_CI_RUNNER", "runner label", "ubuntu-latest", "-", (CI_TEMPLATE,),
+             "a GitHub Actions repository variable (vars.CDC_CI_RUNNER), not a process "
+             "variable: the self-hosted runner of the slim CI workflow"),
+)  # fmt: skip
+"""Every ``CDC_*`` variable, once. The source of the reference below, of
+``docs/reference/settings.md`` and of the unit test that checks the code's names."""
+
+VARIABLE_NAMES = frozenset(variable.name for variable in VARIABLES)
+
+MARKDOWN_COMMAND = "python -m cdc_lakehouse.settings --markdown"
+"""The command that prints :func:`markdown_reference` (``docs/reference/settings.md``)."""
+
+
+def markdown_reference() -> str:
+    """The Markdown reference of :data:`VARIABLES`: a generated-file header line, then a
+    table (``docs/reference/settings.md`` holds this text)."""
+    lines = [
+        f"<!-- Generated by `{MARKDOWN_COMMAND} > docs/reference/settings.md`: do not edit. -->",
+        "",
+        "# Settings: the `CDC_*` environment variables",
+        "",
+        "Read by: `package` = the Python package and `ingest/`, through "
+        "`cdc_lakehouse.settings` only (checked once, before any JVM starts; a bad value is "
+        "one line naming the variable, exit code 2); `dbt (profiles.yml)` = dbt's Jinja "
+        "`env_var()`; `make` = the Makefile; `tests` = the test suite sets or reads it; "
+        "`CI template` = `ci-templates/`. Unset or blank means the default.",
+        "",
+        "| variable | type | default | unit | read by | description |",
+        "|---|---|---|---|---|---|",
+    ]
+    for v in VARIABLES:
+        cells = [f"`{v.name}`", v.type, _code(v.default), v.unit, ", ".join(v.readers)]
+        lines.append("| " + " | ".join([*cells, v.description]).replace("\n", " ") + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _code(default: str) -> str:
+    return default if default.startswith(("-", "the ", "Spark's")) else f"`{default}`"
+
+
+def _text_reference() -> str:
+    """The reference of :data:`VARIABLES` as reStructuredText, appended to this docstring."""
+    lines = ["Reference (generated from :data:`VARIABLES`):", ""]
+    for v in VARIABLES:
+        unit = "" if v.unit == "-" else f"; unit {v.unit}"
+        lines.append(
+            f"- ``{v.name}`` ({v.type}; default {v.default}{unit}; read by "
+            f"{', '.join(v.readers)}): {v.description}."
+        )
+    return "\n".join(lines)
+
+
+__doc__ = f"{__doc__}\n{_text_reference()}\n"
+
+
+def _environ(env: Mapping[str, str] | None) -> Mapping[str, str]:
+    """``env``, or the process's environment: the one place the package reads ``CDC_*``
+    variables from ``os.environ``."""
+    return os.environ if env is None else env
+
+
+# --------------------------------------------------------------------------- validators
 
 
 class ConfigError(ValueError):
@@ -134,17 +312,272 @@ class SharedMetastore:
     password: str = field(repr=False)
 
 
+# --------------------------------------------------------------------------- Spark
+
+
+class MasterUnreachableError(ConfigError):
+    """``CDC_SPARK_MASTER`` names a standalone master that does not answer (or cannot be
+    parsed); the message says what was tried and what to do."""
+
+
+MASTER_URLS = (
+    "local, local[N], local[*], local[N,F], spark://HOST:PORT, yarn or k8s://https://HOST:PORT"
+)
+"""The master URLs :func:`check_master_url` accepts (for its message)."""
+_LOCAL = re.compile(r"local(?:\[(?:[0-9]+|\*)(?:\s*,\s*[0-9]+)?\])?")
+"""Spark's local master URLs (``SparkMasterRegex``: ``local``, ``local[N]``, ``local[*]``,
+``local[N,F]``, ``local[*,F]``)."""
+
+
+def is_local(master: str) -> bool:
+    """Whether ``master`` runs everything in the driver's JVM (``local``, ``local[N]``, ...)."""
+    return master == "local" or master.startswith("local[")
+
+
+def standalone_addresses(master: str) -> list[tuple[str, int]]:
+    """The (host, port) of each master of a ``spark://`` URL; ``[]`` for any other URL.
+
+    Raises:
+        MasterUnreachableError: a ``spark://`` URL without a host or a numeric port.
+    """
+    if not master.startswith("spark://"):
+        return []
+    addresses = []
+    for part in master[len("spark://") :].split(","):
+        host, _, port = part.strip().rpartition(":")
+        host = host.strip("[]")  # an IPv6 literal
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise MasterUnreachableError(
+                f"CDC_SPARK_MASTER={master} is not a standalone master URL: write "
+                "spark://HOST:PORT (make spark-cluster prints one), or unset it (local[*])."
+            )
+        addresses.append((host, int(port)))
+    return addresses
+
+
+def check_master_url(master: str) -> None:
+    """Check that Spark accepts ``master`` as a master URL: ``local``, ``local[N]``,
+    ``local[*]``, ``local[N,F]`` / ``local[*,F]`` (N threads, F task failures allowed; N and F
+    >= 1), ``spark://HOST:PORT[,HOST:PORT...]``, ``yarn``, or ``k8s://`` followed by the API
+    server's ``https://HOST[:PORT]`` (or ``HOST:PORT``, https). No connection is made.
+
+    Raises:
+        MasterUnreachableError: any other URL (one line naming ``CDC_SPARK_MASTER`` and what
+            it accepts).
+    """
+    if master == "yarn" or standalone_addresses(master):
+        return
+    local = _LOCAL.fullmatch(master)
+    if local is not None:
+        if all(int(n) >= 1 for n in re.findall(r"[0-9]+", master)):
+            return
+    elif master.startswith("k8s://"):
+        api = master[len("k8s://") :]
+        parts = urlsplit(api if "://" in api else f"https://{api}")
+        if parts.scheme in ("http", "https") and parts.hostname:
+            return
+    raise MasterUnreachableError(
+        f"CDC_SPARK_MASTER={master} is not a Spark master URL: use {MASTER_URLS} (unset: "
+        f"{DEFAULT_MASTER})."
+    )
+
+
+def master_setting(env: Mapping[str, str] | None = None) -> str:
+    """The master URL of ``CDC_SPARK_MASTER`` in ``env`` (default: the process's environment;
+    stripped), default ``local[*]``; not checked (:func:`check_master_url` does)."""
+    return (_environ(env).get("CDC_SPARK_MASTER") or "").strip() or DEFAULT_MASTER
+
+
+def extra_jars_setting(env: Mapping[str, str]) -> tuple[str, ...]:
+    """``CDC_SPARK_EXTRA_JARS`` in ``env``: comma-separated absolute paths of existing ``.jar``
+    files; empty when unset.
+
+    Raises:
+        ConfigError: a path that is not absolute or not an existing ``.jar`` file.
+    """
+    text = env.get("CDC_SPARK_EXTRA_JARS", "").strip()
+    jars = tuple(part.strip() for part in text.split(",") if part.strip())
+    for jar in jars:
+        path = Path(jar)
+        if not path.is_absolute() or path.suffix != ".jar" or not path.is_file():
+            raise ConfigError(
+                f"CDC_SPARK_EXTRA_JARS: {jar!r} is not an existing .jar file given by its "
+                "absolute path (comma-separated paths, or unset)"
+            )
+    return jars
+
+
 @dataclass(frozen=True)
-class Settings:
-    """Resolved settings.
+class SparkSettings:
+    """The ``CDC_SPARK_*`` settings (:func:`cdc_lakehouse.spark_session.spark_conf` turns them
+    into Spark's configuration).
 
     Attributes:
-        lake_dir: absolute path of the lakehouse root.
+        master: the master URL (checked by :func:`check_master_url`).
+        driver_memory: ``spark.driver.memory``, a JVM memory size (``3g``; units k, m, g, t).
+        shuffle_partitions: ``spark.sql.shuffle.partitions``.
+        ui: ``spark.ui.enabled``.
+        extra_jars: absolute paths of jars loaded beside the project's (the bench's).
+        event_log_dir: the directory of Spark's event log (absolute), or ``None`` (off).
+        log_level: the Spark context's log level.
+        driver_host: cluster masters: the driver's address as executors reach it.
+        executor_memory: cluster masters: ``spark.executor.memory`` (a JVM memory size).
+        executor_cores: cluster masters: ``spark.executor.cores``; ``None``: Spark's default.
+        executor_python: cluster masters: ``spark.pyspark.python``.
+    """
+
+    master: str = DEFAULT_MASTER
+    driver_memory: str = DEFAULT_DRIVER_MEMORY
+    shuffle_partitions: int = DEFAULT_SHUFFLE_PARTITIONS
+    ui: bool = False
+    extra_jars: tuple[str, ...] = ()
+    event_log_dir: Path | None = None
+    log_level: str = DEFAULT_LOG_LEVEL
+    driver_host: str = DEFAULT_DRIVER_HOST
+    executor_memory: str = DEFAULT_EXECUTOR_MEMORY
+    executor_cores: int | None = None
+    executor_python: str = field(default_factory=lambda: sys.executable)
+
+    @property
+    def is_local(self) -> bool:
+        """Whether the master runs everything in the driver's JVM (no executors to size)."""
+        return is_local(self.master)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> SparkSettings:
+        """The ``CDC_SPARK_*`` settings of ``env`` (default: the process's environment), each
+        stripped, blank meaning the default. Checked in this order: the master URL, the
+        driver memory, the shuffle partitions, the UI switch, the extra jars and, for a
+        cluster master only, the executors' memory and cores.
+
+        Raises:
+            MasterUnreachableError: the master URL is not one Spark accepts.
+            ConfigError: another bad setting, one line naming it and what it accepts.
+        """
+        env = _environ(env)
+        master = master_setting(env)
+        check_master_url(master)
+        driver_memory = memory_setting(env, "CDC_SPARK_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY)
+        shuffle_partitions = positive_int_setting(
+            env, "CDC_SPARK_SHUFFLE_PARTITIONS", DEFAULT_SHUFFLE_PARTITIONS
+        )
+        ui = boolean_setting(env, "CDC_SPARK_UI", False)
+        extra_jars = extra_jars_setting(env)
+        executor_memory, executor_cores = DEFAULT_EXECUTOR_MEMORY, None
+        if not is_local(master):  # executors to size: local[...] ignores these settings
+            executor_memory = memory_setting(
+                env, "CDC_SPARK_EXECUTOR_MEMORY", DEFAULT_EXECUTOR_MEMORY
+            )
+            executor_cores = (
+                positive_int_setting(env, "CDC_SPARK_EXECUTOR_CORES", 0, default_text="Spark's")
+                or None
+            )
+        event_log_dir = env.get("CDC_SPARK_EVENT_LOG_DIR")
+        return cls(
+            master=master,
+            driver_memory=driver_memory,
+            shuffle_partitions=shuffle_partitions,
+            ui=ui,
+            extra_jars=extra_jars,
+            event_log_dir=Path(event_log_dir).expanduser().resolve() if event_log_dir else None,
+            log_level=env.get("CDC_SPARK_LOG_LEVEL", DEFAULT_LOG_LEVEL),
+            driver_host=env.get("CDC_SPARK_DRIVER_HOST") or DEFAULT_DRIVER_HOST,
+            executor_memory=executor_memory,
+            executor_cores=executor_cores,
+            executor_python=env.get("CDC_SPARK_EXECUTOR_PYTHON") or sys.executable,
+        )
+
+
+# --------------------------------------------------------------------------- other groups
+
+
+def default_jars_dir() -> Path:
+    """``<sys.prefix>/share/cdc-lakehouse/jars`` (the virtual environment ``make install``
+    made)."""
+    return Path(sys.prefix) / "share" / "cdc-lakehouse" / "jars"
+
+
+def jars_dir_setting(env: Mapping[str, str] | None = None) -> Path:
+    """The root of the project's jar folders: ``CDC_JARS_DIR`` of ``env`` (default: the
+    process's environment; resolved), else :func:`default_jars_dir`."""
+    configured = _environ(env).get("CDC_JARS_DIR")
+    if configured:
+        return Path(configured).expanduser().resolve()
+    return default_jars_dir()
+
+
+def lake_dir_setting(env: Mapping[str, str] | None = None) -> Path:
+    """``CDC_LAKE_DIR`` of ``env`` (default: the process's environment), else ``./lake``;
+    absolute (resolved against the current directory). Nothing else is checked, for commands
+    that only need the lake's place (an error log, a cluster's directory)."""
+    return Path(_environ(env).get("CDC_LAKE_DIR") or DEFAULT_LAKE_DIR).expanduser().resolve()
+
+
+@dataclass(frozen=True)
+class JvmArchiveSettings:
+    """The driver JVM's class-data archive (:mod:`cdc_lakehouse.jvm_class_archive`).
+
+    Attributes:
+        enabled: ``False`` when ``CDC_JVM_ARCHIVE`` is ``off``, ``0``, ``false`` or ``no`` (any
+            case); anything else is on.
+        directory: ``CDC_JVM_ARCHIVE_DIR``, else ``<sys.prefix>/share/cdc-lakehouse/jvm``.
+    """
+
+    enabled: bool = True
+    directory: Path = field(
+        default_factory=lambda: Path(sys.prefix) / "share" / "cdc-lakehouse" / "jvm"
+    )
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> JvmArchiveSettings:
+        """The archive settings of ``env`` (default: the process's environment)."""
+        env = _environ(env)
+        enabled = env.get("CDC_JVM_ARCHIVE", "on").lower() not in ARCHIVE_OFF
+        directory = env.get("CDC_JVM_ARCHIVE_DIR")
+        return cls(enabled, Path(directory)) if directory else cls(enabled)
+
+
+@dataclass(frozen=True)
+class IngestSettings:
+    """The ingest job's settings.
+
+    Attributes:
+        crash_after_write: fault injection for the tests (``CDC_INGEST_CRASH_AFTER_WRITE``):
+            the batch id after whose bronze write the job exits before its commit; ``None``
+            when unset or not a whole number.
+    """
+
+    crash_after_write: int | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> IngestSettings:
+        """The ingest settings of ``env`` (default: the process's environment)."""
+        text = _environ(env).get(CRASH_ENV, "")
+        return cls(int(text) if text.isdigit() else None)
+
+
+# --------------------------------------------------------------------------- all of them
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved settings: every ``CDC_*`` variable the package reads, grouped.
+
+    Attributes:
+        lake_dir: absolute path of the lakehouse root (``CDC_LAKE_DIR``).
         metastore: the shared metastore, or ``None`` for the embedded Derby one.
+        spark: the ``CDC_SPARK_*`` settings.
+        jars_dir: the root of the project's jar folders (``CDC_JARS_DIR``).
+        jvm_archive: the driver JVM's class archive (``CDC_JVM_ARCHIVE*``).
+        ingest: the ingest job's settings.
     """
 
     lake_dir: Path
     metastore: SharedMetastore | None = None
+    spark: SparkSettings = field(default_factory=SparkSettings)
+    jars_dir: Path = field(default_factory=default_jars_dir)
+    jvm_archive: JvmArchiveSettings = field(default_factory=JvmArchiveSettings)
+    ingest: IngestSettings = field(default_factory=IngestSettings)
 
     @property
     def warehouse_dir(self) -> Path:
@@ -161,26 +594,41 @@ class Settings:
         """Root of Structured Streaming checkpoints (one sub-directory per ingest query)."""
         return self.lake_dir / "checkpoints"
 
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read and check every setting of ``env`` (default: the process's environment), in
+        this order: the lake, the table format, the shared metastore, Spark.
+
+        Raises:
+            ConfigError: ``CDC_TABLE_FORMAT`` set to another format than ``delta``, a shared
+                metastore setting missing or invalid (see :func:`load_metastore`), or a
+                ``CDC_SPARK_*`` setting Spark would refuse (see :meth:`SparkSettings.from_env`).
+        """
+        env = _environ(env)
+        lake_dir = lake_dir_setting(env)
+        table_format = (env.get("CDC_TABLE_FORMAT") or "delta").strip().lower()
+        if table_format != "delta":
+            raise ConfigError(
+                f"CDC_TABLE_FORMAT={table_format!r}: every table of the lake is a Delta Lake "
+                "table now (the Parquet path is gone): unset CDC_TABLE_FORMAT."
+            )
+        return cls(
+            lake_dir=lake_dir,
+            metastore=load_metastore(env),
+            spark=SparkSettings.from_env(env),
+            jars_dir=jars_dir_setting(env),
+            jvm_archive=JvmArchiveSettings.from_env(env),
+            ingest=IngestSettings.from_env(env),
+        )
+
 
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
-    """Read the settings from ``environ`` (default: ``os.environ``).
+    """Read the settings from ``environ`` (default: ``os.environ``): :meth:`Settings.from_env`.
 
     Raises:
-        ConfigError: ``CDC_TABLE_FORMAT`` set to another format than ``delta``, or a shared
-            metastore setting missing or invalid (see :func:`load_metastore`).
+        ConfigError: see :meth:`Settings.from_env`.
     """
-    env = os.environ if environ is None else environ
-    lake_dir = Path(env.get("CDC_LAKE_DIR") or "./lake").expanduser().resolve()
-    table_format = (env.get("CDC_TABLE_FORMAT") or "delta").strip().lower()
-    if table_format != "delta":
-        raise ConfigError(
-            f"CDC_TABLE_FORMAT={table_format!r}: every table of the lake is a Delta Lake table "
-            "now (the Parquet path is gone): unset CDC_TABLE_FORMAT."
-        )
-    return Settings(
-        lake_dir=lake_dir,
-        metastore=load_metastore(env),
-    )
+    return Settings.from_env(environ)
 
 
 def load_metastore(env: Mapping[str, str]) -> SharedMetastore | None:
@@ -244,3 +692,28 @@ def load_metastore(env: Mapping[str, str]) -> SharedMetastore | None:
         user=user,
         password=password,
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m cdc_lakehouse.settings``: check this environment's settings (exit 0, or
+    2 with the one line of the first bad one); ``--markdown``: print the Markdown reference of
+    every variable (``docs/reference/settings.md``)."""
+    parser = argparse.ArgumentParser(prog="python -m cdc_lakehouse.settings")
+    parser.add_argument(
+        "--markdown", action="store_true", help="print the Markdown reference of the variables"
+    )
+    args = parser.parse_args(argv)
+    if args.markdown:
+        sys.stdout.write(markdown_reference())
+        return 0
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    print(settings)  # the password is left out of the repr
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

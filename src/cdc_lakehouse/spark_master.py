@@ -12,7 +12,8 @@ of Spark's stack trace or its minute of connection retries and stack traces.
 :func:`master_conf` gives the ``spark.*`` settings of a cluster master (driver address,
 executor size, executors' Python); they are ignored by ``local[...]`` and not set for it.
 
-Settings (environment):
+Settings (environment; read and checked by :class:`cdc_lakehouse.settings.SparkSettings`, which
+also holds :func:`check_master_url`, re-exported here):
 
 - ``CDC_SPARK_MASTER``: the master URL (default ``local[*]``).
 - ``CDC_SPARK_DRIVER_HOST`` (default ``127.0.0.1``): the address executors reach the driver
@@ -30,91 +31,45 @@ Settings (environment):
 
 from __future__ import annotations
 
-import os
-import re
 import socket
-import sys
 from collections.abc import Mapping
-from urllib.parse import urlsplit
 
-from cdc_lakehouse.settings import ConfigError, memory_setting, positive_int_setting
+from cdc_lakehouse.settings import (
+    DEFAULT_DRIVER_HOST,
+    DEFAULT_EXECUTOR_MEMORY,
+    DEFAULT_MASTER,
+    MASTER_URLS,
+    MasterUnreachableError,
+    SparkSettings,
+    check_master_url,
+    is_local,
+    master_setting,
+    standalone_addresses,
+)
 
-DEFAULT_MASTER = "local[*]"
+__all__ = [
+    "CONNECT_TIMEOUT_S",
+    "DEFAULT_DRIVER_HOST",
+    "DEFAULT_EXECUTOR_MEMORY",
+    "DEFAULT_MASTER",
+    "MASTER_URLS",
+    "MasterUnreachableError",
+    "check_master",
+    "check_master_url",
+    "is_local",
+    "master_conf",
+    "spark_master",
+    "standalone_addresses",
+]
+
 CONNECT_TIMEOUT_S = 3.0
 """How long :func:`check_master` waits for each ``spark://`` address to accept a connection."""
-DEFAULT_DRIVER_HOST = "127.0.0.1"
-DEFAULT_EXECUTOR_MEMORY = "2g"
-MASTER_URLS = (
-    "local, local[N], local[*], local[N,F], spark://HOST:PORT, yarn or k8s://https://HOST:PORT"
-)
-"""The master URLs :func:`check_master_url` accepts (for its message)."""
-_LOCAL = re.compile(r"local(?:\[(?:[0-9]+|\*)(?:\s*,\s*[0-9]+)?\])?")
-"""Spark's local master URLs (``SparkMasterRegex``: ``local``, ``local[N]``, ``local[*]``,
-``local[N,F]``, ``local[*,F]``)."""
-
-
-class MasterUnreachableError(ConfigError):
-    """``CDC_SPARK_MASTER`` names a standalone master that does not answer (or cannot be
-    parsed); the message says what was tried and what to do."""
 
 
 def spark_master(environ: Mapping[str, str] | None = None) -> str:
-    """The master URL of ``CDC_SPARK_MASTER`` (stripped), default ``local[*]``."""
-    env = os.environ if environ is None else environ
-    return (env.get("CDC_SPARK_MASTER") or "").strip() or DEFAULT_MASTER
-
-
-def is_local(master: str) -> bool:
-    """Whether ``master`` runs everything in the driver's JVM (``local``, ``local[N]``, ...)."""
-    return master == "local" or master.startswith("local[")
-
-
-def standalone_addresses(master: str) -> list[tuple[str, int]]:
-    """The (host, port) of each master of a ``spark://`` URL; ``[]`` for any other URL.
-
-    Raises:
-        MasterUnreachableError: a ``spark://`` URL without a host or a numeric port.
-    """
-    if not master.startswith("spark://"):
-        return []
-    addresses = []
-    for part in master[len("spark://") :].split(","):
-        host, _, port = part.strip().rpartition(":")
-        host = host.strip("[]")  # an IPv6 literal
-        if not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise MasterUnreachableError(
-                f"CDC_SPARK_MASTER={master} is not a standalone master URL: write "
-                "spark://HOST:PORT (make spark-cluster prints one), or unset it (local[*])."
-            )
-        addresses.append((host, int(port)))
-    return addresses
-
-
-def check_master_url(master: str) -> None:
-    """Check that Spark accepts ``master`` as a master URL: ``local``, ``local[N]``,
-    ``local[*]``, ``local[N,F]`` / ``local[*,F]`` (N threads, F task failures allowed; N and F
-    >= 1), ``spark://HOST:PORT[,HOST:PORT...]``, ``yarn``, or ``k8s://`` followed by the API
-    server's ``https://HOST[:PORT]`` (or ``HOST:PORT``, https). No connection is made.
-
-    Raises:
-        MasterUnreachableError: any other URL (one line naming ``CDC_SPARK_MASTER`` and what
-            it accepts).
-    """
-    if master == "yarn" or standalone_addresses(master):
-        return
-    local = _LOCAL.fullmatch(master)
-    if local is not None:
-        if all(int(n) >= 1 for n in re.findall(r"[0-9]+", master)):
-            return
-    elif master.startswith("k8s://"):
-        api = master[len("k8s://") :]
-        parts = urlsplit(api if "://" in api else f"https://{api}")
-        if parts.scheme in ("http", "https") and parts.hostname:
-            return
-    raise MasterUnreachableError(
-        f"CDC_SPARK_MASTER={master} is not a Spark master URL: use {MASTER_URLS} (unset: "
-        f"{DEFAULT_MASTER})."
-    )
+    """The master URL of ``CDC_SPARK_MASTER`` (stripped), default ``local[*]``
+    (:func:`cdc_lakehouse.settings.master_setting`; ``environ`` default: the process's)."""
+    return master_setting(environ)
 
 
 def _connect_problem(host: str, port: int, timeout_s: float) -> str | None:
@@ -157,30 +112,22 @@ def check_master(master: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
         )
 
 
-def master_conf(master: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The ``spark.*`` settings for running on ``master``: empty for ``local[...]``.
+def master_conf(spark: SparkSettings) -> dict[str, str]:
+    """The ``spark.*`` settings for running on ``spark.master``: empty for ``local[...]``.
 
     For a cluster master: the driver's address (``spark.driver.host`` and
     ``spark.driver.bindAddress`` from ``CDC_SPARK_DRIVER_HOST``), the executor memory and cores,
-    and the executors' Python (``spark.pyspark.python``); see the module docstring.
-
-    Raises:
-        ConfigError: ``CDC_SPARK_EXECUTOR_MEMORY`` is not a JVM memory size or
-            ``CDC_SPARK_EXECUTOR_CORES`` not a positive integer (cluster masters only).
+    and the executors' Python (``spark.pyspark.python``); see the module docstring. The values
+    were checked when ``spark`` was read (:meth:`cdc_lakehouse.settings.SparkSettings.from_env`).
     """
-    if is_local(master):
+    if spark.is_local:
         return {}
-    env = os.environ if environ is None else environ
-    driver_host = env.get("CDC_SPARK_DRIVER_HOST") or DEFAULT_DRIVER_HOST
     conf = {
-        "spark.driver.host": driver_host,
-        "spark.driver.bindAddress": driver_host,
-        "spark.executor.memory": memory_setting(
-            env, "CDC_SPARK_EXECUTOR_MEMORY", DEFAULT_EXECUTOR_MEMORY
-        ),
-        "spark.pyspark.python": env.get("CDC_SPARK_EXECUTOR_PYTHON") or sys.executable,
+        "spark.driver.host": spark.driver_host,
+        "spark.driver.bindAddress": spark.driver_host,
+        "spark.executor.memory": spark.executor_memory,
+        "spark.pyspark.python": spark.executor_python,
     }
-    cores = positive_int_setting(env, "CDC_SPARK_EXECUTOR_CORES", 0, default_text="Spark's")
-    if cores:
-        conf["spark.executor.cores"] = str(cores)
+    if spark.executor_cores:
+        conf["spark.executor.cores"] = str(spark.executor_cores)
     return conf

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from cdc_lakehouse.cli_types import OneLineParser
 from cdc_lakehouse.settings import ConfigError, load_settings
+from cdc_lakehouse.spark_session import ensure_lake_dir, spark_conf
 
 SERVERS = {
     "thrift": ("org.apache.spark.sql.hive.thriftserver.HiveThriftServer2", 10000),
@@ -107,8 +108,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     port = args.port or SERVERS[args.server][1]
     try:
-        from cdc_lakehouse.spark_session import ensure_lake_dir, spark_conf
-
         settings = load_settings()
         conf = server_conf(spark_conf(settings))
         ensure_lake_dir(settings)

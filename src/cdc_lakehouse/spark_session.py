@@ -25,7 +25,9 @@ instead of Hive's retries and stack traces.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import socket
 import sys
 import tempfile
@@ -35,18 +37,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cdc_lakehouse.jars import class_path
-from cdc_lakehouse.jvm_class_archive import java_options
+from cdc_lakehouse.jvm_class_archive import archive_path, java_options, wait_for_writer
 from cdc_lakehouse.metastore_lock import DERBY_LOCK_FILE, busy_message, metastore_holder
 from cdc_lakehouse.settings import (
     ConfigError,
     Settings,
     SharedMetastore,
-    boolean_setting,
+    SparkSettings,
     load_settings,
-    memory_setting,
-    positive_int_setting,
 )
-from cdc_lakehouse.spark_master import check_master, check_master_url, master_conf, spark_master
+from cdc_lakehouse.spark_master import check_master, master_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -65,17 +65,6 @@ into its state. With Delta's default of 50, a query of a small table whose state
 a loaded machine."""
 
 
-DEFAULT_DRIVER_MEMORY = "3g"
-"""``spark.driver.memory`` unless ``CDC_SPARK_DRIVER_MEMORY`` says otherwise. In ``local[*]``
-the driver's JVM is the executor too, and its heap is most of the memory a build holds: with
-4g, G1 grew the heap to all 4 GiB in the benchmark's stages at 1,000,000 Canal changes (the
-heap in use after a collection stayed far lower) and the JVM's RSS reached 5,356 MiB (about
-1.2 GiB outside the heap: metaspace, code, threads, buffers); with the PySpark daemons
-(187 MiB) and the two decoding workers (about 620 MiB) that made 6,176 MiB, over issue 20's
-6 GiB (target 6). With 3g: 4,322 MiB and 5,146 MiB in all, stage times unchanged within the
-run-to-run noise (bench/HISTORY.md, 2026-11-26)."""
-
-
 JIT_OPTIONS = "-XX:CompileThresholdScaling=5"
 """JVM options of the driver and the executors: the JIT compiles a method once it has run five
 times as often as HotSpot's defaults ask. Each command of the project starts a JVM that runs a
@@ -88,41 +77,16 @@ alternated pairs), and the hot loops of a large build still reach the thresholds
 first seconds. ``-XX:TieredStopAtLevel=1`` (C1 only) used more CPU (208 against 181 s): its
 code is slower."""
 
-DEFAULT_SHUFFLE_PARTITIONS = 8
-"""``spark.sql.shuffle.partitions`` unless ``CDC_SPARK_SHUFFLE_PARTITIONS`` says otherwise."""
-
 
 def driver_memory() -> str:
     """``spark.driver.memory`` of this process: ``CDC_SPARK_DRIVER_MEMORY``, else
-    :data:`DEFAULT_DRIVER_MEMORY`.
+    :data:`cdc_lakehouse.settings.DEFAULT_DRIVER_MEMORY` (3g).
 
     Raises:
-        ConfigError: not a JVM memory size of at least 512m
-            (:func:`cdc_lakehouse.settings.memory_setting`).
+        ConfigError: not a JVM memory size of at least 512m, or another ``CDC_SPARK_*``
+            setting Spark would refuse (:meth:`cdc_lakehouse.settings.SparkSettings.from_env`).
     """
-    return memory_setting(os.environ, "CDC_SPARK_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY)
-
-
-def shuffle_partitions() -> int:
-    """``spark.sql.shuffle.partitions`` of this process: ``CDC_SPARK_SHUFFLE_PARTITIONS``, else
-    :data:`DEFAULT_SHUFFLE_PARTITIONS`.
-
-    Raises:
-        ConfigError: not a positive integer.
-    """
-    return positive_int_setting(
-        os.environ, "CDC_SPARK_SHUFFLE_PARTITIONS", DEFAULT_SHUFFLE_PARTITIONS
-    )
-
-
-def spark_ui_enabled() -> bool:
-    """``spark.ui.enabled`` of this process: ``CDC_SPARK_UI`` (``true`` / ``false``), default
-    false.
-
-    Raises:
-        ConfigError: neither true nor false.
-    """
-    return boolean_setting(os.environ, "CDC_SPARK_UI", False)
+    return SparkSettings.from_env().driver_memory
 
 
 def extra_jars() -> list[str]:
@@ -132,37 +96,23 @@ def extra_jars() -> list[str]:
     class path ``autocdc``); the pipeline's commands never do.
 
     Raises:
-        ConfigError: a path that is not absolute or not an existing ``.jar`` file.
+        ConfigError: a path that is not absolute or not an existing ``.jar`` file (or another
+            bad ``CDC_SPARK_*`` setting).
     """
-    text = os.environ.get("CDC_SPARK_EXTRA_JARS", "").strip()
-    jars = [part.strip() for part in text.split(",") if part.strip()]
-    for jar in jars:
-        path = Path(jar)
-        if not path.is_absolute() or path.suffix != ".jar" or not path.is_file():
-            raise ConfigError(
-                f"CDC_SPARK_EXTRA_JARS: {jar!r} is not an existing .jar file given by its "
-                "absolute path (comma-separated paths, or unset)"
-            )
-    return jars
+    return list(SparkSettings.from_env().extra_jars)
 
 
-def check_spark_settings() -> None:
+def check_spark_settings() -> SparkSettings:
     """Check every ``CDC_SPARK_*`` setting of this process without starting anything or
-    connecting anywhere: the master URL (:func:`cdc_lakehouse.spark_master.check_master_url`),
+    connecting anywhere (:meth:`cdc_lakehouse.settings.SparkSettings.from_env`: the master URL,
     the driver memory, the shuffle partitions, the UI switch, the extra jars and, for a
-    cluster master, the executors' memory and cores. Commands call it first, so that a bad
-    value is one line before any work; :func:`spark_conf` checks the same values again.
+    cluster master, the executors' memory and cores); return them. Commands call it first, so
+    that a bad value is one line before any work.
 
     Raises:
         ConfigError: the first bad setting, one line naming it and what it accepts.
     """
-    master = spark_master()
-    check_master_url(master)
-    driver_memory()
-    shuffle_partitions()
-    spark_ui_enabled()
-    extra_jars()
-    master_conf(master)
+    return SparkSettings.from_env()
 
 
 PARQUET_DICTIONARY = "false"
@@ -189,32 +139,36 @@ def spark_conf(settings: Settings) -> dict[str, str]:
     one configuration of ingest, dbt, the summary, the live demo's reader and a cluster's
     applications (``spark.jars``: the local files of :func:`cdc_lakehouse.jars.class_path`).
 
+    Every value comes from ``settings`` (read and checked by
+    :meth:`cdc_lakehouse.settings.Settings.from_env`).
+
     Raises:
-        ConfigError: a ``CDC_SPARK_*`` setting Spark would refuse (one line naming it; see
-            :func:`check_spark_settings`).
         cdc_lakehouse.jars.JarsMissingError: the project's jar folder is missing (one line:
             run ``make install``).
     """
     lake = settings.lake_dir
+    spark = settings.spark
     derby_url = f"jdbc:derby:;databaseName={settings.metastore_dir};create=true"
     java_opts = (
         f"-Dderby.system.home={lake} -Djava.io.tmpdir={lake / 'tmp'} "
         f"-Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()} {JIT_OPTIONS}"
     )
     conf = {
-        "spark.master": spark_master(),
+        "spark.master": spark.master,
         "spark.app.name": "cdc-lakehouse",
         # Delta Lake, Spark's Kafka source, spark-avro: local files, served to executors
         # (and the bench's CDC_SPARK_EXTRA_JARS, see extra_jars)
-        "spark.jars": ",".join([*(str(jar) for jar in class_path("spark")), *extra_jars()]),
+        "spark.jars": ",".join(
+            [*(str(jar) for jar in class_path("spark", settings.jars_dir)), *spark.extra_jars]
+        ),
         "spark.sql.extensions": DELTA_EXTENSION,
         "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
         # Delta rebuilds a table's state (its files) in this many tasks (default 50): the
         # lake's tables have a few hundred files at most, and each query of a changed table
         # pays for the tasks (DELTA_SNAPSHOT_PARTITIONS)
         "spark.databricks.delta.snapshotPartitions": DELTA_SNAPSHOT_PARTITIONS,
-        # the JVM's heap: most of a build's memory (see DEFAULT_DRIVER_MEMORY)
-        "spark.driver.memory": driver_memory(),
+        # the JVM's heap: most of a build's memory (see settings.DEFAULT_DRIVER_MEMORY)
+        "spark.driver.memory": spark.driver_memory,
         "spark.driver.extraJavaOptions": java_opts,
         "spark.executor.extraJavaOptions": java_opts,
         "spark.sql.catalogImplementation": "hive",
@@ -236,37 +190,36 @@ def spark_conf(settings: Settings) -> dict[str, str]:
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.ansi.enabled": "false",
         "spark.sql.sources.partitionOverwriteMode": "dynamic",
-        "spark.sql.shuffle.partitions": str(shuffle_partitions()),
+        "spark.sql.shuffle.partitions": str(spark.shuffle_partitions),
         # Parquet files without dictionary pages (PARQUET_DICTIONARY)
         "spark.hadoop.parquet.enable.dictionary": PARQUET_DICTIONARY,
         "spark.sql.execution.arrow.pyspark.enabled": "true",
-        "spark.ui.enabled": str(spark_ui_enabled()).lower(),
+        "spark.ui.enabled": str(spark.ui).lower(),
         "spark.ui.showConsoleProgress": "false",
         "spark.pyspark.python": sys.executable,
         "spark.pyspark.driver.python": sys.executable,
     }
-    check_master_url(conf["spark.master"])
-    conf.update(event_log_conf())
-    conf.update(master_conf(conf["spark.master"]))  # a cluster: driver address, executors
+    conf.update(event_log_conf(spark))
+    conf.update(master_conf(spark))  # a cluster: driver address, executors
     if settings.metastore is not None:
         conf.update(shared_metastore_conf(settings.metastore))
     return conf
 
 
-def event_log_conf() -> dict[str, str]:
+def event_log_conf(spark: SparkSettings) -> dict[str, str]:
     """Spark's event log (the history server's input: every job, stage and task with its
-    times and metrics) into the directory ``CDC_SPARK_EVENT_LOG_DIR``, when it is set: one
+    times and metrics) into the directory ``CDC_SPARK_EVENT_LOG_DIR`` (``spark.event_log_dir``),
+    when it is set: one
     uncompressed JSON-lines file per application, ``<dir>/<application id>`` (``.inprogress``
     while it runs; Spark 4 would otherwise write zstd-compressed rolling files); empty
     otherwise. dbt's jobs carry the dbt node that ran them as their description (the
     ``sparksession`` adapter), which :mod:`cdc_lakehouse.bench.spark_stages` reads.
     """
-    directory = os.environ.get("CDC_SPARK_EVENT_LOG_DIR")
-    if not directory:
+    if spark.event_log_dir is None:
         return {}
     return {
         "spark.eventLog.enabled": "true",
-        "spark.eventLog.dir": Path(directory).expanduser().resolve().as_uri(),
+        "spark.eventLog.dir": spark.event_log_dir.as_uri(),
         "spark.eventLog.compress": "false",
         "spark.eventLog.rolling.enabled": "false",
     }
@@ -324,9 +277,9 @@ def get_spark(settings: Settings | None = None) -> SparkSession:
     is set, see :func:`event_log_conf`).
 
     Raises:
-        ConfigError: the lake directory cannot be created or written, or a ``CDC_SPARK_*``
-            setting Spark would refuse (:func:`check_spark_settings`; checked before anything
-            is written or started).
+        ConfigError: the lake directory cannot be created or written, or a ``CDC_*``
+            setting is invalid (:meth:`cdc_lakehouse.settings.Settings.from_env`, when
+            ``settings`` is not given; checked before anything is written or started).
         MasterUnreachableError: ``CDC_SPARK_MASTER`` is not a master URL, or a ``spark://``
             master that does not answer (checked before anything is written, see
             :mod:`cdc_lakehouse.spark_master`).
@@ -350,21 +303,25 @@ def _create_spark(settings: Settings | None) -> SparkSession:
     """Build the session (the body of :func:`get_spark`, under its lock)."""
     from pyspark.sql import SparkSession
 
-    settings = settings or load_settings()
-    check_spark_settings()  # before anything is written, started or connected to
-    check_master(spark_master())
+    settings = settings or load_settings()  # checked before anything is written or started
+    check_master(settings.spark.master)
     conf = spark_conf(settings)
-    archive_options, on_started = java_options(conf)  # a faster JVM start, see the module
+    # a faster JVM start, see the module
+    archive_options, on_started = java_options(conf, settings.jvm_archive)
     if archive_options:
         conf["spark.driver.extraJavaOptions"] += f" {archive_options}"
     derby_dir = embedded_derby_dir(conf)
     if settings.metastore is not None:  # before anything is written
         check_metastore_reachable(settings.metastore)
     ensure_lake_dir(settings)
-    if "spark.eventLog.dir" in conf:  # Spark does not create it
-        Path(os.environ["CDC_SPARK_EVENT_LOG_DIR"]).expanduser().mkdir(parents=True, exist_ok=True)
+    if settings.spark.event_log_dir is not None:  # Spark does not create it
+        settings.spark.event_log_dir.mkdir(parents=True, exist_ok=True)
     if derby_dir is not None:
         check_metastore_free(derby_dir)
+    # Not CDC_* settings but the environment of the JVM child process: pyspark's gateway starts
+    # spark-submit with a copy of os.environ and takes no environment of its own, so these
+    # defaults must be in this process's environment (the driver's bind address, the Python
+    # of the PySpark workers).
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder
@@ -377,7 +334,7 @@ def _create_spark(settings: Settings | None) -> SparkSession:
         open_metastore(spark, derby_dir)
     elif settings.metastore is not None:
         open_shared_metastore(spark, settings.metastore)
-    spark.sparkContext.setLogLevel(os.environ.get("CDC_SPARK_LOG_LEVEL", "WARN"))
+    spark.sparkContext.setLogLevel(settings.spark.log_level)
     return spark
 
 
@@ -523,3 +480,33 @@ def ensure_lake_dir(settings: Settings) -> None:
             f"The lake directory {lake} cannot be written ({exc.strerror or exc}): set "
             "CDC_LAKE_DIR to a writable directory (default ./lake)."
         ) from exc
+
+
+def write_class_archive() -> int:
+    """``python -m cdc_lakehouse.jvm_class_archive``: write the archive of the embedded
+    metastore's Spark configuration (the default one) now if there is none; the test session
+    runs it before its own JVM starts, so that it and the commands it runs start from one.
+    A session on a throwaway lake writes and reads a table, then exits. When another process
+    is writing the archive (pytest's other worker), waits for it (up to
+    :data:`cdc_lakehouse.jvm_class_archive.WRITER_WAIT_S`) instead of starting a JVM without
+    one. Exit 0, also when archives are off or the archive exists (then at once).
+
+    Here rather than in :mod:`cdc_lakehouse.jvm_class_archive`, which this module imports: it
+    starts a session.
+    """
+    lake = tempfile.mkdtemp(prefix="cdc-jvm-archive-")
+    atexit.register(shutil.rmtree, lake, ignore_errors=True)  # runs after the JVM has exited
+    # this process's settings on the throwaway lake, with the embedded metastore (its class
+    # path is the archive's); the process's environment itself is left as it is
+    env = {**os.environ, "CDC_LAKE_DIR": lake}
+    env.pop("CDC_METASTORE_JDBC_URL", None)
+    settings = load_settings(env)
+    archive = archive_path(spark_conf(settings), settings.jvm_archive)
+    if archive is None or archive.exists():
+        return 0
+    if wait_for_writer(archive):
+        return 0
+    spark = get_spark(settings)
+    spark.range(1000).selectExpr("id", "cast(id as string) as text").write.saveAsTable("archive")
+    spark.sql("select count(*), max(text) from archive").collect()
+    return 0

@@ -14,6 +14,7 @@ import argparse
 import sys
 
 from cdc_lakehouse.settings import ConfigError
+from cdc_lakehouse.spark_session import get_spark
 
 LAYER_TABLES = (
     "bronze.kafka_records",
@@ -39,8 +40,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=50, help="gold rows to print (default 50)")
     args = parser.parse_args(argv)
     try:
-        from cdc_lakehouse.spark_session import get_spark
-
         spark = get_spark()
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)

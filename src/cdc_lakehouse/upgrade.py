@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from cdc_lakehouse.settings import ConfigError
+from cdc_lakehouse.spark_session import get_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -77,8 +78,6 @@ def upgrade(
 def main() -> int:
     """``python -m cdc_lakehouse.upgrade``: upgrade the lake of ``CDC_LAKE_DIR``; exit code."""
     try:
-        from cdc_lakehouse.spark_session import get_spark
-
         done = upgrade(get_spark())
     except ConfigError as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)

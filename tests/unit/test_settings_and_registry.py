@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse.jars import JarsMissingError, jars_dir
+from cdc_lakehouse.jars import JarsMissingError, class_path, jars_dir
 from cdc_lakehouse.registry import FORMATS, load_registry
 from cdc_lakehouse.settings import ConfigError, load_settings
 from cdc_lakehouse.spark_session import extra_jars, spark_conf
@@ -53,9 +53,12 @@ def test_a_table_format_other_than_delta_is_a_clear_error():
 
 
 def test_missing_jars_say_to_run_make_install(tmp_path, monkeypatch):
-    monkeypatch.setenv("CDC_JARS_DIR", str(tmp_path / "nowhere"))
     with pytest.raises(JarsMissingError, match="run make install"):
-        spark_conf(load_settings({}))
+        spark_conf(load_settings({"CDC_JARS_DIR": str(tmp_path / "nowhere")}))
+    monkeypatch.setenv("CDC_JARS_DIR", str(tmp_path / "nowhere"))
+    assert jars_dir() == tmp_path / "nowhere"
+    with pytest.raises(JarsMissingError, match="run make install"):
+        class_path("spark")
 
 
 def test_project_registry_is_valid():
@@ -92,8 +95,9 @@ def test_driver_memory_defaults_to_the_heap_that_keeps_a_build_within_target_six
 ):
     """3g: at 1,000,000 Canal changes the JVM and its Python workers stay near 5 GiB (issue 20,
     target 6: 6 GiB); ``CDC_SPARK_DRIVER_MEMORY`` still sets it."""
-    settings = load_settings({"CDC_LAKE_DIR": str(tmp_path)})
-    monkeypatch.delenv("CDC_SPARK_DRIVER_MEMORY", raising=False)
-    assert spark_conf(settings)["spark.driver.memory"] == "3g"
+    lake = {"CDC_LAKE_DIR": str(tmp_path)}
+    assert spark_conf(load_settings(lake))["spark.driver.memory"] == "3g"
+    six = load_settings({**lake, "CDC_SPARK_DRIVER_MEMORY": "6g"})
+    assert spark_conf(six)["spark.driver.memory"] == "6g"
     monkeypatch.setenv("CDC_SPARK_DRIVER_MEMORY", "6g")
-    assert spark_conf(settings)["spark.driver.memory"] == "6g"
+    assert spark_conf(load_settings())["spark.driver.memory"] == "6g"

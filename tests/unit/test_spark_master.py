@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cdc_lakehouse import cluster
-from cdc_lakehouse.settings import load_settings
+from cdc_lakehouse.settings import SparkSettings, load_settings
 from cdc_lakehouse.spark_master import (
     MasterUnreachableError,
     check_master,
@@ -67,20 +67,21 @@ def test_one_answering_master_of_a_list_is_enough() -> None:
 
 
 def test_cluster_settings_only_for_a_cluster_master(tmp_path: Path) -> None:
-    assert master_conf("local[*]", {}) == {}
-    assert master_conf("spark://h:7077", {}) == {
+    assert master_conf(SparkSettings.from_env({})) == {}
+    assert master_conf(SparkSettings.from_env({"CDC_SPARK_MASTER": "spark://h:7077"})) == {
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
         "spark.executor.memory": "2g",
         "spark.pyspark.python": sys.executable,
     }
     env = {
+        "CDC_SPARK_MASTER": "yarn",
         "CDC_SPARK_DRIVER_HOST": "10.0.0.5",
         "CDC_SPARK_EXECUTOR_MEMORY": "8g",
         "CDC_SPARK_EXECUTOR_CORES": "4",
         "CDC_SPARK_EXECUTOR_PYTHON": "/opt/cdc/venv/bin/python",
     }
-    conf = master_conf("yarn", env)
+    conf = master_conf(SparkSettings.from_env(env))
     assert conf["spark.driver.host"] == "10.0.0.5"
     assert conf["spark.executor.memory"] == "8g"
     assert conf["spark.executor.cores"] == "4"
@@ -88,15 +89,15 @@ def test_cluster_settings_only_for_a_cluster_master(tmp_path: Path) -> None:
 
 
 def test_spark_conf_carries_the_cluster_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
-    settings = load_settings({"CDC_LAKE_DIR": str(tmp_path)})
+    monkeypatch.setenv("CDC_LAKE_DIR", str(tmp_path))
     monkeypatch.setenv("CDC_SPARK_MASTER", "spark://127.0.0.1:7077")
     monkeypatch.setenv("CDC_SPARK_EXECUTOR_MEMORY", "1g")
-    conf = spark_conf(settings)
+    conf = spark_conf(load_settings())
     assert conf["spark.master"] == "spark://127.0.0.1:7077"
     assert conf["spark.executor.memory"] == "1g"
     assert conf["spark.driver.host"] == "127.0.0.1"
     monkeypatch.delenv("CDC_SPARK_MASTER")
-    assert "spark.executor.memory" not in spark_conf(settings)
+    assert "spark.executor.memory" not in spark_conf(load_settings())
 
 
 def test_cluster_commands_without_a_cluster(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

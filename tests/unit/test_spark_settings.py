@@ -103,8 +103,10 @@ def test_bad_spark_settings_are_one_line_naming_the_variable(
         check_spark_settings()
     assert str(err.value).startswith(f"{name}={value!r} " if name != "CDC_SPARK_MASTER" else name)
     assert message in str(err.value) and "\n" not in str(err.value)
-    with pytest.raises(ConfigError):  # spark_conf, which every session is built from, too
-        spark_conf(load_settings({}))
+    with pytest.raises(ConfigError):  # the settings every session is built from, too
+        load_settings()
+    with pytest.raises(ConfigError):
+        load_settings({name: value})
 
 
 @pytest.mark.parametrize(
@@ -129,19 +131,22 @@ def test_bad_executor_settings_stop_a_cluster_master_only(
 def test_good_spark_settings_reach_the_spark_configuration(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings = load_settings({"CDC_LAKE_DIR": str(tmp_path)})
+    lake = {"CDC_LAKE_DIR": str(tmp_path)}
     for name in ("CDC_SPARK_MASTER", "CDC_SPARK_SHUFFLE_PARTITIONS", "CDC_SPARK_UI"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CDC_SPARK_DRIVER_MEMORY", "512M")
-    conf = spark_conf(settings)
+    conf = spark_conf(load_settings())  # the process's environment
     assert conf["spark.master"] == "local[*]"
     assert conf["spark.driver.memory"] == "512M"
     assert (conf["spark.sql.shuffle.partitions"], conf["spark.ui.enabled"]) == ("8", "false")
-    monkeypatch.setenv("CDC_SPARK_MASTER", " local[2] ")
-    monkeypatch.setenv("CDC_SPARK_SHUFFLE_PARTITIONS", " 4 ")
-    monkeypatch.setenv("CDC_SPARK_UI", "TRUE")
-    monkeypatch.setenv("CDC_SPARK_DRIVER_MEMORY", "")  # blank: the default
-    conf = spark_conf(settings)
+    env = {
+        **lake,
+        "CDC_SPARK_MASTER": " local[2] ",
+        "CDC_SPARK_SHUFFLE_PARTITIONS": " 4 ",
+        "CDC_SPARK_UI": "TRUE",
+        "CDC_SPARK_DRIVER_MEMORY": "",  # blank: the default
+    }
+    conf = spark_conf(load_settings(env))
     assert conf["spark.master"] == "local[2]"
     assert conf["spark.driver.memory"] == "3g"
     assert (conf["spark.sql.shuffle.partitions"], conf["spark.ui.enabled"]) == ("4", "true")

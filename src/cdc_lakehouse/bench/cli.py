@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from cdc_lakehouse.bench import report
+from cdc_lakehouse.bench.ingest_bench import SOURCES, marker_path
 from cdc_lakehouse.cli_types import positive_int
 from cdc_lakehouse.jars import class_path
 from cdc_lakehouse.settings import ConfigError
@@ -295,7 +296,7 @@ def run_worker(kind: str, spec: dict[str, Any], work_dir: Path, project_dir: Pat
     spec_path = work_dir / "spec.json"
     result_path = work_dir / "result.json"
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
-    env = {
+    env = {  # the worker process's environment: its settings (cdc_lakehouse.settings) come from it
         **os.environ,
         "CDC_LAKE_DIR": str(work_dir / "lake"),
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
@@ -337,8 +338,6 @@ def ingest_part(
     Raises:
         WorkerFailed: the dump worker failed.
     """
-    from cdc_lakehouse.bench.ingest_bench import SOURCES, marker_path
-
     dump = scratch / "records-dump"  # beside the workers' ingest-<source> directories
     results = []
     try:

@@ -32,7 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from cdc_lakehouse.bench import workload as workloads
-from cdc_lakehouse.bench.baselines import BaselineResult, check
+from cdc_lakehouse.bench.baselines import (
+    BaselineResult,
+    autocdc,
+    check,
+    pyspark_script,
+    python_floor,
+)
+from cdc_lakehouse.bench.baselines.formats import AVRO_FORMATS
 from cdc_lakehouse.bench.measure import Measurement, combined, measured
 from cdc_lakehouse.bench.pipeline import (
     BRONZE_TABLE,
@@ -42,6 +49,7 @@ from cdc_lakehouse.bench.pipeline import (
     Pipeline,
     staging_selection,
 )
+from cdc_lakehouse.spark_session import get_spark
 
 
 def _rates(seconds: float, events: int, cores: int, measurement: Measurement) -> dict[str, Any]:
@@ -92,8 +100,6 @@ def _autocdc(spark: Any, topics: list[str], gold: Any, work_dir: Path) -> dict[s
     memory of :func:`_rates` (the measured block: run, read back, count), target_rows,
     ``equals_gold`` (every row's whole row_values) and ``comparison``
     (:func:`.baselines.autocdc.classify`)."""
-    from cdc_lakehouse.bench.baselines import autocdc
-
     with measured() as memory:
         result = autocdc.run(spark, topics, work_dir / "autocdc")
     autocdc.stop_server()
@@ -118,9 +124,8 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
     Raises:
         BenchError: a pipeline step failed.
     """
-    from cdc_lakehouse.bench.baselines import duckdb_baseline, pyspark_script, python_floor
-    from cdc_lakehouse.bench.baselines.formats import AVRO_FORMATS
-    from cdc_lakehouse.spark_session import get_spark
+    # local: duckdb, loaded by the format worker only when it measures (not for the others)
+    from cdc_lakehouse.bench.baselines import duckdb_baseline
 
     format_ = spec["format"]
     cores = os.cpu_count() or 1

@@ -18,6 +18,7 @@ from typing import Any
 from cdc_lakehouse.bench import workload as workloads
 from cdc_lakehouse.bench.measure import Measurement, measured
 from cdc_lakehouse.bench.pipeline import Pipeline
+from cdc_lakehouse.spark_session import get_spark
 
 
 @dataclass
@@ -53,8 +54,6 @@ def build_history_then_batch(
     Raises:
         BenchError: a pipeline step failed.
     """
-    from cdc_lakehouse.spark_session import get_spark
-
     load = workloads.build(format_, changes, batch_changes, seed)
     history_dump, batch_dump = workloads.write(load, work_dir / "dump")
     spark = get_spark()

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cdc_lakehouse.bench.baselines import check
+from cdc_lakehouse.bench.baselines import check, pyspark_script
 from cdc_lakehouse.bench.growth_bench import build_history_then_batch
 from cdc_lakehouse.bench.pipeline import BRONZE_TABLE
 
@@ -37,8 +37,6 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
     Raises:
         BenchError: a pipeline step failed.
     """
-    from cdc_lakehouse.bench.baselines import pyspark_script
-
     cdc_formats = tuple(spec.get("cdc_formats") or ())
     m = build_history_then_batch(
         spec["format"],

@@ -37,6 +37,8 @@ from typing import Any
 from cdc_lakehouse.bench import workload as workloads
 from cdc_lakehouse.bench.measure import measured
 from cdc_lakehouse.bench.pipeline import BenchError, Pipeline
+from cdc_lakehouse.kafka.broker import LocalBroker
+from cdc_lakehouse.spark_session import get_spark
 
 SOURCES = ("dump", "kafka")
 """Where the ingest job reads: the topic dump, or the local broker the dump was produced to."""
@@ -126,9 +128,6 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
         BenchError: producing failed, or the ingest wrote another number of records.
         ValueError: an unknown source.
     """
-    from cdc_lakehouse.kafka.broker import LocalBroker
-    from cdc_lakehouse.spark_session import get_spark
-
     source = spec["source"]
     if source not in SOURCES:
         raise ValueError(f"unknown ingest source {source!r}; choose from {', '.join(SOURCES)}")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cdc_lakehouse import formats
+from cdc_lakehouse.bench import spark_stages
 
 if TYPE_CHECKING:
     from cdc_lakehouse.bench.baselines import LatestRows
@@ -71,6 +72,7 @@ class Pipeline:
 
     def ingest(self, dump: Path) -> int:
         """Ingest a topic dump into ``bronze.kafka_records``; returns the records written."""
+        # local: pyspark (ingest.job), not loaded by the live demo's supervisor (topic_current_rows)
         from cdc_lakehouse.ingest.job import IngestOptions
 
         return self._ingest(IngestOptions(dump=dump, **self._ingest_target()))
@@ -82,6 +84,7 @@ class Pipeline:
         Raises:
             KafkaSourceError: the broker or a topic cannot be read.
         """
+        # local: pyspark (ingest.job), not loaded by the live demo's supervisor (topic_current_rows)
         from cdc_lakehouse.ingest.job import IngestOptions
         from cdc_lakehouse.ingest.kafka_stream import KafkaOptions
 
@@ -97,6 +100,7 @@ class Pipeline:
 
     def _ingest(self, options: IngestOptions) -> int:
         """Plan and run the ingest job (its progress appended to ``work_dir/ingest.log``)."""
+        # local: pyspark (ingest.job), not loaded by the live demo's supervisor (topic_current_rows)
         from cdc_lakehouse.ingest.job import plan_ingest, run_ingest
 
         with (self.work_dir / "ingest.log").open("a", encoding="utf-8") as log:
@@ -104,6 +108,7 @@ class Pipeline:
 
     def ensure_bronze(self) -> None:
         """Create the (empty) bronze table, as the first ingest would."""
+        # local: pyspark (ingest.job), not loaded by the live demo's supervisor (topic_current_rows)
         from cdc_lakehouse.ingest.bronze import ensure_table
 
         ensure_table(self.spark, BRONZE_TABLE)
@@ -157,8 +162,6 @@ class Pipeline:
         tasks did for it; a node whose task time is a fraction of its own spent the rest in
         dbt, the metastore, planning, or waiting for a core)."""
         import json
-
-        from cdc_lakehouse.bench import spark_stages
 
         results = json.loads((self.work_dir / "target" / "run_results.json").read_text())
         by_type: dict[str, float] = {}

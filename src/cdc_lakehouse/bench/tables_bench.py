@@ -34,6 +34,8 @@ from cdc_lakehouse.bench import workload as workloads
 from cdc_lakehouse.bench.baselines import check
 from cdc_lakehouse.bench.measure import measured
 from cdc_lakehouse.bench.pipeline import BenchError, Pipeline
+from cdc_lakehouse.codegen.cli import main as codegen
+from cdc_lakehouse.spark_session import get_spark
 
 PROJECT_FILES = ("dbt_project.yml", "profiles.yml")
 PROJECT_DIRS = ("models", "python_models", "macros", "seeds", "tests/dbt", "analyses", "snapshots")
@@ -68,8 +70,6 @@ def generate_typed_gold(out: Path, log: Path) -> int:
     Raises:
         BenchError: the command exited non-zero.
     """
-    from cdc_lakehouse.codegen.cli import main as codegen
-
     with (
         log.open("w", encoding="utf-8") as stream,
         contextlib.redirect_stdout(stream),
@@ -127,8 +127,6 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
     Raises:
         BenchError: a pipeline step failed, or typed gold is not one model per table.
     """
-    from cdc_lakehouse.spark_session import get_spark
-
     tables = spec["tables"]
     load = workloads.build(
         spec["format"], spec["changes"], spec["batch_changes"], spec["seed"], tables=tables

@@ -36,6 +36,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
+# modules, not names: the tests replace their functions
+from cdc_lakehouse import spark_session
+from cdc_lakehouse.codegen import silver
 from cdc_lakehouse.codegen.gold_tables import (
     FileAction,
     SelectionError,
@@ -48,6 +51,7 @@ from cdc_lakehouse.codegen.gold_tables import (
 )
 from cdc_lakehouse.codegen.type_mapping import TypeMapping
 from cdc_lakehouse.registry import FORMATS
+from cdc_lakehouse.settings import ConfigError
 
 DEFAULT_OUT = Path("models") / "gold" / "tables"
 NAME_MAX_BYTES = 255
@@ -168,14 +172,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command; return the exit code."""
     args = parser().parse_args(argv)
     try:
-        from cdc_lakehouse.codegen.silver import MissingTableError, read_mappings, read_tables
-        from cdc_lakehouse.settings import ConfigError
-        from cdc_lakehouse.spark_session import get_spark
-
         try:
-            spark = get_spark()
-            tables, mappings = read_tables(spark), read_mappings(spark)
-        except (ConfigError, MissingTableError, ValueError) as exc:
+            spark = spark_session.get_spark()
+            tables, mappings = silver.read_tables(spark), silver.read_mappings(spark)
+        except (ConfigError, silver.MissingTableError, ValueError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         return refresh(

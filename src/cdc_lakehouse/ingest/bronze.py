@@ -29,14 +29,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from cdc_lakehouse.ingest.offsets import batch_ranges
-from cdc_lakehouse.settings import ConfigError
+from cdc_lakehouse.settings import CRASH_ENV, ConfigError, IngestSettings
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-CRASH_ENV = "CDC_INGEST_CRASH_AFTER_WRITE"
-"""Test hook: ``<batch id>`` makes the process exit (code 137) right after writing that batch,
-before Spark commits it to the checkpoint."""
+# CRASH_ENV (CDC_INGEST_CRASH_AFTER_WRITE, cdc_lakehouse.settings; the tests import it from
+# here): a test hook, ``<batch id>`` makes the process exit (code 137) right after writing that
+# batch, before Spark commits it to the checkpoint.
 
 BRONZE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("key", "binary"),
@@ -253,9 +253,7 @@ class BronzeBatchWriter:
     report_skipped: bool = False
     batches: list[BatchProgress] = field(default_factory=list)
     crash_after_write: int | None = field(
-        default_factory=lambda: (
-            int(os.environ[CRASH_ENV]) if os.environ.get(CRASH_ENV, "").isdigit() else None
-        )
+        default_factory=lambda: IngestSettings.from_env().crash_after_write
     )
     _app_id: str | None = field(default=None, repr=False)
 

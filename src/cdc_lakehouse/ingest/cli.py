@@ -28,8 +28,11 @@ from types import FrameType
 from typing import TYPE_CHECKING, NoReturn
 
 from cdc_lakehouse.cli_types import positive_float
+from cdc_lakehouse.kafka.client import parse_properties
 from cdc_lakehouse.registry import DEFAULT_REGISTRY
-from cdc_lakehouse.settings import ConfigError, load_settings
+from cdc_lakehouse.settings import ConfigError, lake_dir_setting, load_settings
+from cdc_lakehouse.spark_master import check_master
+from cdc_lakehouse.spark_session import get_spark
 
 if TYPE_CHECKING:
     from cdc_lakehouse.ingest.job import IngestOptions
@@ -212,9 +215,9 @@ def _stop_on_signals(enabled: bool) -> Iterator[threading.Event]:
 
 
 def _options(args: argparse.Namespace, table: str, checkpoint: Path) -> IngestOptions:
+    # local: pyarrow and pyspark, not loaded for --help or a bad argument
     from cdc_lakehouse.ingest.job import IngestOptions
     from cdc_lakehouse.ingest.kafka_stream import KafkaOptions
-    from cdc_lakehouse.kafka.client import parse_properties
 
     kafka = None
     if args.bootstrap_servers is not None:
@@ -261,7 +264,7 @@ def _write_error_log(exc: BaseException) -> Path | None:
     prefix = f"ingest-error-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-"
     directories: list[str | None] = [None]  # None: the system temporary directory
     try:
-        logs = load_settings().lake_dir / "logs"
+        logs = lake_dir_setting() / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         directories.insert(0, str(logs))
     except (OSError, ConfigError):
@@ -286,19 +289,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("the following arguments are required: --dump or --bootstrap-servers")
     spark = None
     try:
+        # local: pyarrow and pyspark, not loaded for --help or a bad argument
         from cdc_lakehouse.ingest.bronze import check_table_name
         from cdc_lakehouse.ingest.job import plan_ingest, run_ingest
-        from cdc_lakehouse.spark_master import check_master, spark_master
-        from cdc_lakehouse.spark_session import check_spark_settings
 
-        settings = load_settings()
-        check_spark_settings()  # before the dump is scanned or the broker asked
-        check_master(spark_master())
+        settings = load_settings()  # every setting, before the dump is scanned or the broker asked
+        check_master(settings.spark.master)
         table = check_table_name(args.table)
         options = _options(args, table, args.checkpoint or settings.checkpoint_dir / table)
         plan = plan_ingest(options)
-        from cdc_lakehouse.spark_session import get_spark
-
         spark = get_spark(settings)
         with _stop_on_signals(options.mode == "continuous") as stop:
             run_ingest(spark, plan, stop=stop)

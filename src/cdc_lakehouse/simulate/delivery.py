@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from cdc_lakehouse.dump import DumpRecord, TopicPartition
+from cdc_lakehouse.kafka.produce import create_topics, produce_records
 from cdc_lakehouse.simulate.messages import Message
 
 SIMULATED_PATH = "<simulated>"  # DumpRecord.path of generated records (line 0)
@@ -330,8 +331,6 @@ def produce(
     Raises:
         cdc_lakehouse.kafka.client.KafkaSourceError: broker unreachable, a record not delivered.
     """
-    from cdc_lakehouse.kafka.produce import create_topics, produce_records
-
     counts: dict[str, int] = {}
     for record in records:
         counts[record.topic] = max(counts.get(record.topic, partitions), record.partition + 1)

@@ -62,6 +62,7 @@ from cdc_lakehouse.bench.baselines.formats import (
     qlik_avro_envelope,
     qlik_avro_metadata,
 )
+from cdc_lakehouse.spark_session import get_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -459,8 +460,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ):
         if not _TABLE_NAME.match(name):
             parser.error(f"{option} {name!r}: use [database.]table with letters, digits, _")
-
-    from cdc_lakehouse.spark_session import get_spark
 
     spark = get_spark()
     try:

@@ -17,6 +17,9 @@ from dbt.adapters.spark.connections import (
 )
 from dbt_common.exceptions import DbtConfigError
 
+from cdc_lakehouse.settings import ConfigError
+from cdc_lakehouse.spark_session import MetastoreBusyError, get_spark
+
 
 @dataclass
 class SparkSessionCredentials(SparkCredentials):
@@ -110,9 +113,6 @@ class SparkSessionConnectionManager(SparkConnectionManager):
             SessionConfigError: any other setting problem (e.g. a ``spark://`` master that
                 does not answer).
         """
-        from cdc_lakehouse.settings import ConfigError
-        from cdc_lakehouse.spark_session import MetastoreBusyError, get_spark
-
         try:
             get_spark()
         except MetastoreBusyError as exc:

@@ -13,6 +13,8 @@ from dbt.adapters.spark.impl import SparkAdapter
 
 import cdc_lakehouse
 from cdc_lakehouse import jars
+from cdc_lakehouse.interrupted_writes import remove_write_leftovers
+from cdc_lakehouse.spark_session import get_spark
 from dbt.adapters.sparksession import project_state
 from dbt.adapters.sparksession.connections import SparkSessionConnectionManager
 from dbt.adapters.sparksession.python_submissions import SessionPythonJobHelper
@@ -52,9 +54,6 @@ class SparkSessionAdapter(SparkAdapter):
         ``schemas`` (the target's; every database when ``None``), but nothing of the tables
         ``keep`` (``database.table``: the project's sources, written by the ingest job); log
         and return the removed paths."""
-        from cdc_lakehouse.interrupted_writes import remove_write_leftovers
-        from cdc_lakehouse.spark_session import get_spark
-
         removed = [str(p) for p in remove_write_leftovers(get_spark(), keep or (), schemas)]
         for path in removed:
             logger.warning(f"removed {path}: left by a table creation that was interrupted")
@@ -72,8 +71,8 @@ class SparkSessionAdapter(SparkAdapter):
                 ``make install``).
             pyspark.errors.IllegalArgumentException: a type the function cannot read.
         """
+        # local: pyspark, not loaded when dbt loads the adapter (parse, ls, --help)
         from cdc_lakehouse.exact_json import register
-        from cdc_lakehouse.spark_session import get_spark
 
         register(get_spark(), name, schema_ddl)
         return name

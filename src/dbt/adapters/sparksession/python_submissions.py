@@ -7,6 +7,9 @@ from typing import Any
 from dbt.adapters.base import PythonJobHelper
 from dbt_common.exceptions import DbtRuntimeError
 
+from cdc_lakehouse.spark_session import get_spark
+from dbt.adapters.sparksession.connections import describe_spark_jobs
+
 
 class SessionPythonJobHelper(PythonJobHelper):
     """Executes the compiled model code (model function + dbt-spark's table writer).
@@ -22,9 +25,6 @@ class SessionPythonJobHelper(PythonJobHelper):
         self.relation = f"{parsed_model['schema']}.{parsed_model['alias']}"
 
     def submit(self, compiled_code: str) -> None:
-        from cdc_lakehouse.spark_session import get_spark
-        from dbt.adapters.sparksession.connections import describe_spark_jobs
-
         spark = get_spark()
         describe_spark_jobs(self.parsed_model.get("unique_id"))
         code = compile(compiled_code, f"<dbt python model {self.relation}>", "exec")
