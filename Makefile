@@ -53,21 +53,21 @@ install: $(STAMP)
 # pipefail keeps pip's own exit status. Then Maven resolves the pinned JVM libraries (Delta
 # Lake, Spark's Kafka source, spark-avro, the Kafka broker, the bench's AutoCDC target:
 # jvm/*/pom.xml) and builds the project's exact JSON function (jvm/exact-json) into
-# $(VENV)/share/cdc-lakehouse/jars (python -m cdc_lakehouse.jars; Maven's error line, exit 2,
+# $(VENV)/share/cdc-lakehouse/jars (python -m cdc_lakehouse.runtime.jars; Maven's error line, exit 2,
 # when one does not resolve or build).
 $(STAMP): pyproject.toml requirements.lock jvm/spark/pom.xml jvm/kafka/pom.xml jvm/autocdc/pom.xml \
 	jvm/exact-json/pom.xml $(wildcard jvm/exact-json/src/main/java/cdc/lakehouse/json/*.java)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[dev]' \
 		2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; }
-	$(BIN)/python -m cdc_lakehouse.jars install
+	$(BIN)/python -m cdc_lakehouse.runtime.jars install
 	touch $(STAMP)
 
 ## demo: ingest the bundled sample dump, build every model, print rows per layer and gold rows
 demo: install
 	$(BIN)/python -m ingest --dump $(SAMPLE_DUMP)
 	$(DBT) build $(DBT_ARGS)
-	$(BIN)/python -m cdc_lakehouse.summary
+	$(BIN)/python -m cdc_lakehouse.tools.summary
 
 ## ingest: the bundled sample dump (SAMPLE_DUMP) into the lake's bronze tables
 ingest: install
@@ -90,7 +90,7 @@ docs-serve: docs
 ## docs-screenshot: regenerate docs/images/current_rows_lineage.png, the lineage graph of
 ## gold.current_rows in headless Chromium (installed from Debian when missing)
 docs-screenshot: docs chromium-packages
-	$(BIN)/python -m cdc_lakehouse.docs_site screenshot --target-path target \
+	$(BIN)/python -m cdc_lakehouse.tools.docs_site screenshot --target-path target \
 		--model current_rows --output docs/images/current_rows_lineage.png
 
 ## test: lint and the docs site, then every pytest test (unit, ingest, dbt build on the fixtures, the sample dump
@@ -115,7 +115,7 @@ test-unit: install
 ## more parts: BENCH_ARGS="--part ingest" or "--part tables", see
 ## docs/how-to/benchmark.md "How to run the benchmark")
 bench: install
-	$(BIN)/python -m cdc_lakehouse.bench $(BENCH_ARGS)
+	$(BIN)/python -m cdc_lakehouse.tools.bench $(BENCH_ARGS)
 
 ## ci-changed: slim CI (docs/how-to/slim-ci.md "Slim CI: build and test only what a change
 ## touches"): build and test only the models a change modified and their children, against the
@@ -220,28 +220,28 @@ conventions: install
 ## (docs/how-to/maintenance.md "How to maintain the lake: change data feed, time travel,
 ## OPTIMIZE and VACUUM"); MAINTENANCE_ARGS="--retain-hours 336" keeps more
 maintenance: install
-	$(BIN)/python -m cdc_lakehouse.maintenance $(MAINTENANCE_ARGS)
+	$(BIN)/python -m cdc_lakehouse.tools.maintenance $(MAINTENANCE_ARGS)
 
 ## thrift-server / connect-server: Spark's Thrift (JDBC, port 10000) or Connect (port 15002)
 ## server on the lake with the project's Spark configuration, until Ctrl-C
 ## (SERVER_ARGS="--port 10001")
 thrift-server: install
-	$(BIN)/python -m cdc_lakehouse.spark_server thrift $(SERVER_ARGS)
+	$(BIN)/python -m cdc_lakehouse.runtime.spark_server thrift $(SERVER_ARGS)
 
 connect-server: install
-	$(BIN)/python -m cdc_lakehouse.spark_server connect $(SERVER_ARGS)
+	$(BIN)/python -m cdc_lakehouse.runtime.spark_server connect $(SERVER_ARGS)
 
 ## upgrade-lake: a lake built on Parquet (before Delta Lake): bronze converted in place (every
 ## record kept), the other tables dropped and built again by `dbt build --full-refresh`
 upgrade-lake: install
-	$(BIN)/python -m cdc_lakehouse.upgrade
+	$(BIN)/python -m cdc_lakehouse.tools.upgrade
 	$(DBT) build $(DBT_ARGS) --full-refresh
 
 ## clean: remove ./lake, target/ and logs/ (the cluster of ./lake stopped first, its metastore
 ## server stopped and its cluster, outside the lake as root, removed)
 clean:
-	[ ! -x $(BIN)/python ] || $(BIN)/python -m cdc_lakehouse.cluster stop
-	[ ! -x $(BIN)/python ] || CDC_LAKE_DIR=lake $(BIN)/python -m cdc_lakehouse.metastore_server remove
+	[ ! -x $(BIN)/python ] || $(BIN)/python -m cdc_lakehouse.runtime.cluster stop
+	[ ! -x $(BIN)/python ] || CDC_LAKE_DIR=lake $(BIN)/python -m cdc_lakehouse.runtime.metastore_server remove
 	rm -rf lake target logs
 
 ## spark-cluster: a Spark standalone master and 2 workers (1 core, 2g each) from the pyspark
@@ -250,34 +250,34 @@ clean:
 ## Logs and work dirs in $$CDC_LAKE_DIR/cluster (default lake/cluster). Flags, e.g.
 ## SPARK_CLUSTER_ARGS="--port 0 --webui-port 0 --worker-memory 3g" (0: any free port)
 spark-cluster: install
-	$(BIN)/python -m cdc_lakehouse.cluster start $(SPARK_CLUSTER_ARGS)
+	$(BIN)/python -m cdc_lakehouse.runtime.cluster start $(SPARK_CLUSTER_ARGS)
 
 ## spark-cluster-stop: stop the cluster of `make spark-cluster` (workers, then the master)
 spark-cluster-stop: install
-	$(BIN)/python -m cdc_lakehouse.cluster stop
+	$(BIN)/python -m cdc_lakehouse.runtime.cluster stop
 
 ## spark-cluster-status: whether the cluster of `make spark-cluster` runs, and its master URL
 spark-cluster-status: install
-	$(BIN)/python -m cdc_lakehouse.cluster status
+	$(BIN)/python -m cdc_lakehouse.runtime.cluster status
 
 ## kafka-broker: a local Apache Kafka broker (KRaft, one node, from the Maven jars of make
 ## install) on 127.0.0.1:$(KAFKA_PORT) until Ctrl-C; its data in a temporary directory
 kafka-broker: install
-	$(BIN)/python -m cdc_lakehouse.kafka.broker --port $(KAFKA_PORT)
+	$(BIN)/python -m cdc_lakehouse.tools.kafka.broker --port $(KAFKA_PORT)
 
 ## demo-kafka: local broker, produce the sample dump, ingest from Kafka into $(KAFKA_LAKE), dbt
 ## build, summary; the broker stops at the end (also on failure or Ctrl-C)
 demo-kafka: install
 	ready=$$(mktemp -u); \
-	$(BIN)/python -m cdc_lakehouse.kafka.broker --port $(KAFKA_PORT) --ready-file $$ready \
+	$(BIN)/python -m cdc_lakehouse.tools.kafka.broker --port $(KAFKA_PORT) --ready-file $$ready \
 		--log $(KAFKA_LAKE)/logs/broker.log & broker=$$!; \
 	trap 'kill $$broker 2>/dev/null; wait $$broker; rm -f $$ready' EXIT; \
 	until [ -e $$ready ]; do kill -0 $$broker 2>/dev/null || exit 2; sleep 0.2; done; \
-	$(BIN)/python -m cdc_lakehouse.kafka.produce --bootstrap-servers 127.0.0.1:$(KAFKA_PORT) \
+	$(BIN)/python -m cdc_lakehouse.tools.kafka.produce --bootstrap-servers 127.0.0.1:$(KAFKA_PORT) \
 		--dump $(SAMPLE_DUMP) && \
 	CDC_LAKE_DIR=$(KAFKA_LAKE) $(BIN)/python -m ingest --bootstrap-servers 127.0.0.1:$(KAFKA_PORT) && \
 	CDC_LAKE_DIR=$(KAFKA_LAKE) $(DBT) build $(DBT_ARGS) && \
-	CDC_LAKE_DIR=$(KAFKA_LAKE) $(BIN)/python -m cdc_lakehouse.summary
+	CDC_LAKE_DIR=$(KAFKA_LAKE) $(BIN)/python -m cdc_lakehouse.tools.summary
 
 ## postgresql-packages: Debian's PostgreSQL server and JDBC driver, installed when missing
 ## (root, or sudo)
@@ -302,14 +302,14 @@ chromium-packages:
 ## $(METASTORE_DIR)/metastore.env): source that file. As root the cluster lives in
 ## /var/lib/cdc-metastore/<lake name>-<hash>, owned by the system user cdc-metastore
 metastore: install postgresql-packages
-	$(BIN)/python -m cdc_lakehouse.metastore_server start $(METASTORE_DIR_ARG)
+	$(BIN)/python -m cdc_lakehouse.runtime.metastore_server start $(METASTORE_DIR_ARG)
 
 ## metastore-stop: stop the metastore server of `make metastore`
 metastore-stop: install
-	$(BIN)/python -m cdc_lakehouse.metastore_server stop $(METASTORE_DIR_ARG)
+	$(BIN)/python -m cdc_lakehouse.runtime.metastore_server stop $(METASTORE_DIR_ARG)
 
 ## demo-live: broker + live stream + continuous ingest + a dbt build every minute + a reader of
 ## gold, on a shared metastore in $(LIVE_LAKE) (emptied first); checks gold against the oracle
 ## (about 7 minutes; LIVE_ARGS="--duration 120 --rate 200 --build-interval 45")
 demo-live: install postgresql-packages
-	$(BIN)/python -m cdc_lakehouse.live --lake $(LIVE_LAKE) $(LIVE_ARGS)
+	$(BIN)/python -m cdc_lakehouse.tools.live --lake $(LIVE_LAKE) $(LIVE_ARGS)

@@ -1,8 +1,8 @@
-"""``python -m ingest --dump PATH``: see :mod:`cdc_lakehouse.ingest.cli`."""
+"""``python -m ingest --dump PATH``: see :mod:`ingest.cli`."""
 
 import sys
 
-from cdc_lakehouse.ingest.cli import main
+from ingest.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

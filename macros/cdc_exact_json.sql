@@ -6,7 +6,7 @@
     value with its exact text as sent (1.50 stays 1.50; from_json would give 1.5), followed by
     decode_error and decode_error_detail (a reason code and what is wrong where; then every
     field is NULL). It never fails on a message. The function is
-    Java on Jackson's streaming parser (jvm/exact-json, cdc_lakehouse.exact_json), registered in
+    Java on Jackson's streaming parser (jvm/exact-json, cdc_lakehouse.decode.exact_json), registered in
     the build's session when the model is compiled (the adapter's register_exact_json).
 
     Select the struct once and expand it in an outer query: `name(value).*` in one select

@@ -28,7 +28,7 @@
     an enforced contract, its whole query with nothing_new_marker(): the contract is checked on
     that query all the same (check_contract_before_write); a Python
     model by a session configuration key its run sets (python_found_nothing_new below;
-    cdc_lakehouse.incremental.report_nothing_new), so its code runs first, before the
+    cdc_lakehouse.decode.incremental.report_nothing_new), so its code runs first, before the
     pre-hooks: it only defines the temporary view, which the insert evaluates. A model that is
     up to date (macro up_to_date, macros/cdc_test_scope.sql: no bronze record since the
     recorded build, of the same project files and vars) writes nothing either, without a
@@ -157,7 +157,7 @@
 
 {#
     python_found_nothing_new(): true when the Python model just run set its session key
-    cdc_lakehouse.nothing_new.<schema>.<table> to "true" (cdc_lakehouse.incremental.
+    cdc_lakehouse.nothing_new.<schema>.<table> to "true" (cdc_lakehouse.decode.incremental.
     report_nothing_new: its run found no new record to append). A model that never sets it
     (any other Python model) is written as dbt-spark writes it.
 #}

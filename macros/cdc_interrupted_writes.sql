@@ -1,6 +1,6 @@
 {#
     A table creation killed half way (kill -9, OOM, a lost machine): see
-    cdc_lakehouse.interrupted_writes. Every table is a Delta table, whose writes become visible
+    cdc_lakehouse.runtime.interrupted_writes. Every table is a Delta table, whose writes become visible
     only with their commit, so a killed write leaves the table as its last commit left it; only
     a killed CREATE TABLE AS SELECT leaves a directory that is not a table, and Delta refuses
     to create the table there again.

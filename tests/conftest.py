@@ -1,11 +1,12 @@
 """Shared pytest fixtures: one lake directory and one SparkSession for the whole test session.
 
-The SparkSession is created by :func:`cdc_lakehouse.spark_session.get_spark` with
+The SparkSession is created by :func:`cdc_lakehouse.runtime.spark_session.get_spark` with
 ``CDC_LAKE_DIR`` pointing at a temporary directory, so tests never touch ``./lake``. dbt runs
 in-process (``dbtRunner``) and reuses the same session through the ``sparksession`` adapter.
 Tests that need their own tables use their own table names or clean up what they create.
 
-Before any test, ``python -m cdc_lakehouse.jvm_class_archive`` writes the Spark driver JVM's
+Before any test, ``python -m cdc_lakehouse.runtime.spark_session`` (``cdc-class-archive``) writes
+the Spark driver JVM's
 class-data-sharing archive if there is none (a minute, once per virtual environment), so that
 the session's JVM and the commands the tests run start from it.
 
@@ -64,11 +65,11 @@ def project_dir() -> Path:
 @pytest.fixture(scope="session", autouse=True)
 def jvm_class_archive(request: pytest.FixtureRequest) -> None:
     """The driver JVM's class archive of the default configuration, written once if missing
-    (:mod:`cdc_lakehouse.jvm_class_archive`); not when only ``unit`` tests run."""
+    (:mod:`cdc_lakehouse.runtime.jvm_class_archive`); not when only ``unit`` tests run."""
     if only_unit_tests(request.session):
         return
     subprocess.run(
-        [sys.executable, "-m", "cdc_lakehouse.jvm_class_archive"],
+        [sys.executable, "-m", "cdc_lakehouse.runtime.spark_session"],
         cwd=PROJECT_DIR,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -95,8 +96,8 @@ def lake_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def spark(lake_dir: Path):
     """The one SparkSession of the test session. It loads the bench's AutoCDC target catalog
     too (class path ``autocdc``, ``CDC_SPARK_EXTRA_JARS``; tests/unit/test_bench_autocdc.py)."""
-    from cdc_lakehouse.jars import JarsMissingError, class_path
-    from cdc_lakehouse.spark_session import get_spark
+    from cdc_lakehouse.runtime.jars import JarsMissingError, class_path
+    from cdc_lakehouse.runtime.spark_session import get_spark
 
     try:
         extra = ",".join(str(jar) for jar in class_path("autocdc"))
@@ -111,11 +112,11 @@ def spark(lake_dir: Path):
 @pytest.fixture(scope="session")
 def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """An Apache Kafka broker (KRaft, one node, from the jars ``make install`` resolved:
-    :class:`cdc_lakehouse.kafka.broker.LocalBroker`) on a free loopback port for the whole
+    :class:`cdc_lakehouse.tools.kafka.broker.LocalBroker`) on a free loopback port for the whole
     test session, its data in a temporary directory; yields its bootstrap servers
     ``127.0.0.1:PORT``. Stopped (and its data removed) when the session ends; if pytest is
     killed, the broker dies with it. Its log: ``<pytest tmp>/kafka0/broker.log``."""
-    from cdc_lakehouse.kafka.broker import LocalBroker
+    from cdc_lakehouse.tools.kafka.broker import LocalBroker
 
     log = tmp_path_factory.mktemp("kafka") / "broker.log"
     with LocalBroker(log=log) as broker:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from cdc_lakehouse.metastore_server import MetastoreServer, export_lines, export_values
+from cdc_lakehouse.runtime.metastore_server import MetastoreServer, export_lines, export_values
 
 
 def shared_dir(prefix: str) -> Path:

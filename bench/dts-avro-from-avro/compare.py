@@ -3,8 +3,8 @@ same bronze (issue 49, point 7; figures in ``results.md`` and ``bench/HISTORY.md
 
 Two ways to produce the rows of ``silver.stg_dts_avro__records`` from bronze DTS Avro records:
 
-- ``fastavro``: what the decoding model does (``cdc_lakehouse.staging_model.decode_records``):
-  bronze spread over the cores,
+- ``fastavro``: what the decoding model does
+  (``cdc_lakehouse.decode.staging_model.decode_records``): bronze spread over the cores,
   ``mapInArrow(cdc_lakehouse.formats.dts_avro.decoder.decode_batches)``, ``value`` dropped.
 - ``from_avro_sql``: :func:`records_sql`, the same columns from ``from_avro`` (spark-avro, on
   the project's class path) and Spark SQL. A record's revision is the one that consumes every
@@ -34,7 +34,7 @@ is one Parquet file with one row group, which Spark splits in two (one of them e
 
 Usage (after ``make install``; a DTS Avro dump from the benchmark's workload)::
 
-    python -c "from pathlib import Path; from cdc_lakehouse.bench.workload import \\
+    python -c "from pathlib import Path; from cdc_lakehouse.tools.bench.workload import \\
         write_records_dump as w; w('dts_avro', 1_000_000, 11, Path('/tmp/dump1m'))"
     CDC_LAKE_DIR=/tmp/lake python bench/dts-avro-from-avro/compare.py --dump /tmp/dump1m \\
         --rounds 2 --variants fastavro,from_avro_sql [--warm-dump /tmp/dump100k]
@@ -60,11 +60,11 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from cdc_lakehouse.decode.staging_model import BRONZE_COLUMN_TYPES, BRONZE_COLUMNS, schema_ddl
 from cdc_lakehouse.formats.dts_avro import decoder
 from cdc_lakehouse.formats.dts_avro.avro_schema import NAMESPACE, record_schema
 from cdc_lakehouse.formats.dts_avro.decoder import MYSQL_TYPE_NAMES
-from cdc_lakehouse.spark_session import get_spark
-from cdc_lakehouse.staging_model import BRONZE_COLUMN_TYPES, BRONZE_COLUMNS, schema_ddl
+from cdc_lakehouse.runtime.spark_session import get_spark
 
 
 def _with_end_probe(schema: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from cdc_lakehouse.cluster import ClusterInfo, start, stop
+from cdc_lakehouse.runtime.cluster import ClusterInfo, start, stop
 
 
 @pytest.fixture(scope="package")

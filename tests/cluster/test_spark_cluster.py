@@ -1,7 +1,8 @@
 """The pipeline on a Spark standalone cluster, and a master URL that does not answer.
 
 The end-to-end test runs ``make demo``'s commands as subprocesses (``python -m ingest --dump
-sample_data/dump``, ``dbt build`` of the seeds and models, ``python -m cdc_lakehouse.summary``;
+sample_data/dump``, ``dbt build`` of the seeds and models, ``python -m
+cdc_lakehouse.tools.summary``;
 no data test: they are queries like the models', checked on this sample by every local build;
 the test took 339 s without them, 376 s with them; the build decodes five of the nine formats,
 :data:`FORMATS`: 379 s in `make test` on 2026-12-04, 431 s with every format) with
@@ -15,7 +16,7 @@ change that alters the sample's summary on purpose, regenerate that file with th
     export FORMATS='{cdc_formats: [dataworks_json, datahub_blob, dts_avro, qlik_json, qlik_avro]}'
     python -m ingest --dump sample_data/dump &&
       dbt build --project-dir . --profiles-dir . --exclude tag:typed_gold --vars "$FORMATS" &&
-      python -m cdc_lakehouse.summary > tests/cluster/sample_summary.txt
+      python -m cdc_lakehouse.tools.summary > tests/cluster/sample_summary.txt
 
 A standalone application has no executor inside the driver, so every
 task, the dbt Python models' ``mapInArrow`` decoding on ``cdc_lakehouse`` code included, ran in
@@ -35,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse.cluster import ClusterInfo
+from cdc_lakehouse.runtime.cluster import ClusterInfo
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 EXPECTED_SUMMARY = Path(__file__).with_name("sample_summary.txt")
@@ -106,7 +107,7 @@ def test_sample_dump_on_the_cluster_gives_the_gold_of_local(
     commands = {
         "ingest": [sys.executable, "-m", "ingest", "--dump", "sample_data/dump"],
         "dbt build": _dbt("build", tmp_path),
-        "summary": [sys.executable, "-m", "cdc_lakehouse.summary"],
+        "summary": [sys.executable, "-m", "cdc_lakehouse.tools.summary"],
     }
     outputs = {}
     for name, argv in commands.items():
@@ -155,7 +156,7 @@ def test_a_master_that_does_not_answer_stops_with_one_line(
     argv = {
         "ingest": [sys.executable, "-m", "ingest", "--dump", "sample_data/dump"],
         "dbt build": _dbt("build", tmp_path),
-        "summary": [sys.executable, "-m", "cdc_lakehouse.summary"],
+        "summary": [sys.executable, "-m", "cdc_lakehouse.tools.summary"],
     }[command]
     code, out, err, _seconds = _run(argv, _env(lake, master), timeout=180)
     assert code == 2, out + err

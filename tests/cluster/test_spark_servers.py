@@ -1,6 +1,6 @@
 """Spark's Thrift and Connect servers on a lake, started by the project's command with the one
-Spark configuration (cdc_lakehouse.spark_server): over JDBC (the wheel's beeline) a Delta table
-is created and described as Delta - the jars of spark.jars are loaded - and the Connect server
+Spark configuration (cdc_lakehouse.runtime.spark_server): over JDBC (the wheel's beeline) a Delta
+table is created and described as Delta - the jars of spark.jars are loaded - and the Connect server
 listens on its port."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse.spark_server import spark_home
+from cdc_lakehouse.runtime.spark_server import spark_home
 from tests.ingest.test_ingest_job import reap_group
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -45,7 +45,14 @@ def server(tmp_path: Path):
     def start(name: str) -> int:
         port = _free_port()
         log = (tmp_path / f"{name}.log").open("wb")
-        command = [sys.executable, "-m", "cdc_lakehouse.spark_server", name, "--port", str(port)]
+        command = [
+            sys.executable,
+            "-m",
+            "cdc_lakehouse.runtime.spark_server",
+            name,
+            "--port",
+            str(port),
+        ]
         proc = subprocess.Popen(
             command,
             cwd=PROJECT_DIR,

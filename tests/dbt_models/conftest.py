@@ -98,7 +98,7 @@ def run_dbt(spark, project_dir: Path, tmp_path_factory: pytest.TempPathFactory) 
 def ingest_dump(spark, project_dir: Path, lake_dir: Path) -> Callable[..., Any]:
     """Ingest a dump file or directory into bronze.kafka_records (the real ingest job), with
     the project's registry or another one (``registry=``)."""
-    from cdc_lakehouse.ingest.job import IngestOptions, plan_ingest, run_ingest
+    from ingest.job import IngestOptions, plan_ingest, run_ingest
 
     def ingest(dump: Path, registry: Path | None = None) -> Any:
         options = IngestOptions(

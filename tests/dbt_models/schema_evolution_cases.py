@@ -1,5 +1,5 @@
 """Streams with schema changes in the middle (issue 6): the schema-evolution history of
-``cdc_lakehouse.simulate.schema_evolution`` (ADD COLUMN, RENAME COLUMN, widen, DROP COLUMN,
+``cdc_lakehouse.tools.simulate.schema_evolution`` (ADD COLUMN, RENAME COLUMN, widen, DROP COLUMN,
 TRUNCATE over ``ddl_shop.products``) encoded in every format whose producer sends DDL, on
 topics ``simddl.<format>`` (registered in seeds/cdc_topics.csv).
 
@@ -18,16 +18,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from cdc_lakehouse.dump import DumpRecord
-from cdc_lakehouse.simulate.delivery import Delivery, DeliveryConfig, deliver, dump_line
-from cdc_lakehouse.simulate.encoders import ENCODERS
-from cdc_lakehouse.simulate.history import History, SchemaChange, Transaction
-from cdc_lakehouse.simulate.oracle import current_state
-from cdc_lakehouse.simulate.schema_evolution import (
+from cdc_lakehouse.tools.simulate.delivery import Delivery, DeliveryConfig, deliver, dump_line
+from cdc_lakehouse.tools.simulate.encoders import ENCODERS
+from cdc_lakehouse.tools.simulate.history import History, SchemaChange, Transaction
+from cdc_lakehouse.tools.simulate.oracle import current_state
+from cdc_lakehouse.tools.simulate.schema_evolution import (
     SCHEMA_CHANGE_FORMATS,
     TOPIC_PREFIX,
     history_for_format,
 )
+from ingest.dump import DumpRecord
 from tests.dbt_models.simulation import topic_current_rows
 
 ROWS = 60

@@ -24,17 +24,17 @@ from types import ModuleType
 from typing import Any
 
 from cdc_lakehouse import formats
-from cdc_lakehouse.bench.pipeline import topic_current_rows
-from cdc_lakehouse.dump import DumpRecord
-from cdc_lakehouse.simulate.delivery import Delivery, DeliveryConfig, deliver, write_dump
-from cdc_lakehouse.simulate.encoders import ENCODERS
-from cdc_lakehouse.simulate.generate import SimulationConfig, combine, generate
-from cdc_lakehouse.simulate.gold_check import (
+from cdc_lakehouse.tools.bench.pipeline import topic_current_rows
+from cdc_lakehouse.tools.simulate.delivery import Delivery, DeliveryConfig, deliver, write_dump
+from cdc_lakehouse.tools.simulate.encoders import ENCODERS
+from cdc_lakehouse.tools.simulate.generate import SimulationConfig, combine, generate
+from cdc_lakehouse.tools.simulate.gold_check import (
     RowMultiset,
     current_rows_tables,
 )
-from cdc_lakehouse.simulate.history import History
-from cdc_lakehouse.simulate.oracle import current_state
+from cdc_lakehouse.tools.simulate.history import History
+from cdc_lakehouse.tools.simulate.oracle import current_state
+from ingest.dump import DumpRecord
 
 PREFIX = "sim"
 CHANGES = int(os.environ.get("CDC_SIM_CHANGES", "5000"))

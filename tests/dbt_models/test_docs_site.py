@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from cdc_lakehouse.docs_site import (
+from cdc_lakehouse.tools.docs_site import (
     chromium,
     chromium_missing,
     lineage_nodes,

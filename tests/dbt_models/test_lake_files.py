@@ -1,5 +1,5 @@
 """The Parquet files of the built lake: written without dictionary pages
-(``cdc_lakehouse.spark_session.PARQUET_DICTIONARY``), by the ingest job, the SQL models and
+(``cdc_lakehouse.runtime.spark_session.PARQUET_DICTIONARY``), by the ingest job, the SQL models and
 the dbt Python models alike."""
 
 from __future__ import annotations

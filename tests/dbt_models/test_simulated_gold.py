@@ -5,7 +5,7 @@ Each format with a simulator encoder gets its own history of CDC_SIM_CHANGES row
 partitions with duplicate redeliveries and malformed records. Part 1 is in the session's
 first `dbt build`; part 2 arrives in two more ingest batches cut out of order across
 partitions, each followed by an incremental run; then a full refresh. Gold must equal the
-oracle (cdc_lakehouse.simulate.oracle, plain Python) value for value after part 1, after the
+oracle (cdc_lakehouse.tools.simulate.oracle, plain Python) value for value after part 1, after the
 incremental runs, and after the full refresh, and the incremental state must equal the full
 refresh's exactly.
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from cdc_lakehouse.simulate.encoders import ENCODERS
-from cdc_lakehouse.simulate.gold_check import differences
+from cdc_lakehouse.tools.simulate.encoders import ENCODERS
+from cdc_lakehouse.tools.simulate.gold_check import differences
 from tests.dbt_models import dts_shareplex_cases as shareplex_cases
 from tests.dbt_models.helpers import gold_rows
 from tests.dbt_models.simulation import (

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from cdc_lakehouse import maintenance
+from cdc_lakehouse.tools import maintenance
 from tests.dbt_models.helpers import newest_bronze_batch, pin_state
 
 pytestmark = pytest.mark.dbt

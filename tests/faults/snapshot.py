@@ -7,7 +7,7 @@ A snapshot is ``{"tables": {table: [row, ...]}, "current_rows": {topics: [row, .
 row of :data:`TABLES` as a JSON object (maps as their sorted entries,
 :func:`tests.dbt_models.simulation.comparable`), sorted; and for each ``--topics`` group the
 ``gold.current_rows`` rows of the source tables those topics carry
-(:func:`cdc_lakehouse.bench.pipeline.topic_current_rows`), as ``{"source_table", "row_key",
+(:func:`cdc_lakehouse.tools.bench.pipeline.topic_current_rows`), as ``{"source_table", "row_key",
 "row_values"}``. Run from the project directory; a helper of tests/faults, not part of the
 package.
 """
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cdc_lakehouse.bench.pipeline import topic_current_rows
+from cdc_lakehouse.tools.bench.pipeline import topic_current_rows
 from tests.dbt_models.simulation import comparable
 
 TABLES = (
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    from cdc_lakehouse.spark_session import get_spark
+    from cdc_lakehouse.runtime.spark_session import get_spark
 
     spark = get_spark()
     args.out.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ accounting data tests pass, the same silver and gold as a full refresh, and gold
 equal to the simulator's oracle.
 
 Real processes, no mocks: `python -m ingest`, `dbt`, the reader (``python -m
-cdc_lakehouse.live read``) and a snapshot helper (``tests/faults/snapshot.py``) run as
+cdc_lakehouse.tools.live read``) and a snapshot helper (``tests/faults/snapshot.py``) run as
 subprocesses on a lake of their own (``CDC_LAKE_DIR`` in a temporary directory; the test
 session's SparkSession is not involved) with a shared PostgreSQL metastore (the ``metastore``
 fixture: a server of this module's own), each in its own process group, so that ``SIGKILL``
@@ -19,7 +19,7 @@ added yet (tests/faults/delta_log.py, which reads a table's committed state with
 
 One lake, in order (each step's output is kept for the tests below):
 
-1. ``python -m cdc_lakehouse.simulate``: three formats, two delivery batches and the oracle;
+1. ``python -m cdc_lakehouse.tools.simulate``: three formats, two delivery batches and the oracle;
    ingest batch 1. dbt builds two of them (var ``cdc_formats``); the third's records must
    land in silver.quarantine.
 2. ``dbt build`` without data tests, killed while it creates gold.int_row_versions (``CREATE TABLE
@@ -27,7 +27,7 @@ One lake, in order (each step's output is kept for the tests below):
 3. ingest batch 2 in micro-batches of 500 records, killed while micro-batch 2 is written (its
    files appear under the bronze table's ``ingest_batch_id=2``); the same command again.
 4. the reader starts: it queries gold.current_rows and prints a fingerprint of its rows, again
-   15 s after each read (:func:`cdc_lakehouse.live.read_loop`); once it has read, ``dbt run``,
+   15 s after each read (:func:`cdc_lakehouse.tools.live.read_loop`); once it has read, ``dbt run``,
    killed while it merges into gold.int_row_versions (a data file of the merge written, not
    committed); the snapshot helper reads the tables (gold must be the state before the kill,
    read from the table's committed files before it); then ``dbt build`` of the seeds, the
@@ -64,13 +64,13 @@ from typing import Any
 
 import pytest
 
-from cdc_lakehouse.dump import load_dump
-from cdc_lakehouse.ingest.bronze import CRASH_ENV
-from cdc_lakehouse.simulate.gold_check import (
+from cdc_lakehouse.tools.simulate.gold_check import (
     current_rows_tables,
     differences,
     expected_document_tables,
 )
+from ingest.bronze import CRASH_ENV
+from ingest.dump import load_dump
 from tests.faults.delta_log import committed_files, has_commit, read_table, uncommitted_files
 from tests.ingest.test_ingest_job import reap_group
 
@@ -222,7 +222,7 @@ class Lake:
 
 
 class Reader:
-    """``python -m cdc_lakehouse.live read`` on the lake: a process querying gold.current_rows
+    """``python -m cdc_lakehouse.tools.live read`` on the lake: a process querying gold.current_rows
     again :data:`READ_INTERVAL_S` s after each read, its reads (JSON lines: ``started_at`` epoch
     s, ``ok``, ``gold_rows``, ``fingerprint``, ``error``) collected in :attr:`reads` as they
     come; its stderr goes to ``reader.log`` in the lake's root."""
@@ -233,7 +233,7 @@ class Reader:
         interval = str(READ_INTERVAL_S)
         with self.log.open("w") as stderr:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "cdc_lakehouse.live", "read", "--interval", interval],
+                [sys.executable, "-m", "cdc_lakehouse.tools.live", "read", "--interval", interval],
                 cwd=lake.root,
                 env=lake.env,
                 stdout=subprocess.PIPE,
@@ -338,7 +338,14 @@ def killed_and_rerun(
     started_at = time.monotonic()
     lake = Lake(tmp_path_factory.mktemp("kill-and-rerun"), metastore)
     sim = lake.root / "sim"
-    simulate = [sys.executable, "-m", "cdc_lakehouse.simulate", "--out", str(sim), *SIMULATION]
+    simulate = [
+        sys.executable,
+        "-m",
+        "cdc_lakehouse.tools.simulate",
+        "--out",
+        str(sim),
+        *SIMULATION,
+    ]
     simulated = (*FORMATS, LEFT_OUT)
     succeeded(lake.run([*simulate, *(arg for fmt in simulated for arg in ("--format", fmt))]))
     succeeded(lake.ingest(sim / "batch-1"))

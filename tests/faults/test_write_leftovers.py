@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cdc_lakehouse.interrupted_writes import remove_write_leftovers
+from cdc_lakehouse.runtime.interrupted_writes import remove_write_leftovers
 
 
 def test_removes_the_directories_of_killed_creations_only(spark: Any) -> None:

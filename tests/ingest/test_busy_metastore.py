@@ -1,7 +1,7 @@
 """A busy embedded metastore: ingest, dbt and the summary stop at once with one line, exit 2.
 
 One holder process (its own ``CDC_LAKE_DIR``) opens the Derby metastore with ``get_spark()`` and
-sleeps; ``python -m ingest``, ``dbt build`` and ``python -m cdc_lakehouse.summary`` then run
+sleeps; ``python -m ingest``, ``dbt build`` and ``python -m cdc_lakehouse.tools.summary`` then run
 against the same lake as real subprocesses. A fourth process loses the race (it skips the check
 made before its JVM starts, as if the holder had booted Derby just after it) and must give the
 same line; it starts as soon as the holder is ready and runs while the other cases do, since
@@ -24,8 +24,13 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse.metastore_lock import DERBY_LOCK_FILE, LockHolder, lock_holder, metastore_holder
-from cdc_lakehouse.spark_session import embedded_derby_dir
+from cdc_lakehouse.runtime.metastore_lock import (
+    DERBY_LOCK_FILE,
+    LockHolder,
+    lock_holder,
+    metastore_holder,
+)
+from cdc_lakehouse.runtime.spark_session import embedded_derby_dir
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 # Measured on 2 shared cores: ingest and the summary stop in 0.2-0.6 s, dbt build in 4-14 s (its
@@ -37,7 +42,7 @@ BUSY = "is in use by another process (pid {pid}: " + PYTHON + " holder.py)"
 
 HOLDER = """
 import time
-from cdc_lakehouse.spark_session import get_spark
+from cdc_lakehouse.runtime.spark_session import get_spark
 
 get_spark()  # opens the metastore
 print("ready", flush=True)
@@ -46,7 +51,7 @@ time.sleep(600)
 
 RACE_LOSER = """
 import sys
-from cdc_lakehouse import spark_session
+from cdc_lakehouse.runtime import spark_session
 
 spark_session.check_metastore_free = lambda derby_dir: None  # the check found it still free
 try:
@@ -165,7 +170,7 @@ def _assert_nothing_written(lake: Path) -> None:
     "argv",
     [
         ["-m", "ingest", "--dump", "sample_data/dump"],
-        ["-m", "cdc_lakehouse.summary"],
+        ["-m", "cdc_lakehouse.tools.summary"],
     ],
     ids=["ingest", "summary"],
 )
@@ -255,7 +260,7 @@ def test_the_shutting_down_jvm_of_a_command_that_ended_is_waited_for(
     """`make demo` runs ingest, dbt and the summary back to back: the summary found the JVM of
     the dbt command that had just ended still holding the lock (exit 2). A JVM whose launcher
     has exited is waited for (EXITING_JVM_WAIT_S); one that does not let go is reported."""
-    from cdc_lakehouse import spark_session
+    from cdc_lakehouse.runtime import spark_session
 
     lock = tmp_path / DERBY_LOCK_FILE
     (tmp_path / "jvm.py").write_text(ORPHANED_JVM)

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from cdc_lakehouse.dump import DumpError, build_index, dump_files, load_dump, parse_line
-from cdc_lakehouse.ingest.dump_source import CdcDumpStreamReader, DumpFilePartition
-from cdc_lakehouse.ingest.offsets import from_json_offsets, next_end_offsets, to_json_offsets
-from cdc_lakehouse.settings import ConfigError
+from cdc_lakehouse.runtime.settings import ConfigError
+from ingest.dump import DumpError, build_index, dump_files, load_dump, parse_line
+from ingest.dump_source import CdcDumpStreamReader, DumpFilePartition
+from ingest.offsets import from_json_offsets, next_end_offsets, to_json_offsets
 
 TOPICS = ("orders", "users")
 
@@ -335,7 +335,7 @@ def _plain(topic: str, partition: int, offset: int, value: str, **extra: Any) ->
 
 
 def _arrow_rows(plan: Any, start: dict, end: dict, window: Any) -> list[tuple]:
-    from cdc_lakehouse.dump import read_plain_table
+    from ingest.dump import read_plain_table
 
     table = read_plain_table(plan, start, end, window)
     return [
@@ -353,7 +353,7 @@ def _arrow_rows(plan: Any, start: dict, end: dict, window: Any) -> list[tuple]:
 def test_plain_files_read_with_arrow_give_the_same_records(tmp_path: Path) -> None:
     """Plain files are read with Arrow, the others line by line; windows of 2 records split a
     file; an identical copy of an offset in a later file is dropped by both readers."""
-    from cdc_lakehouse.dump import read_file_records, read_windows
+    from ingest.dump import read_file_records, read_windows
 
     write_lines(
         tmp_path / "a.jsonl",
@@ -455,7 +455,7 @@ def test_a_second_process_loads_the_saved_scans_instead_of_scanning(
 ) -> None:
     """The ingest CLI scans the dump once and saves the scans; the Spark planner (another
     process) loads them: same index, no second pass over the files."""
-    from cdc_lakehouse import dump
+    from ingest import dump
 
     data = tmp_path / "dump"
     write_lines(data / "a.jsonl", [_plain("orders", p % 2, p // 2, f"v{p}") for p in range(5)])
@@ -486,7 +486,7 @@ def test_a_second_process_loads_the_saved_scans_instead_of_scanning(
 
 
 def test_a_changed_file_is_scanned_again_not_loaded_from_the_saved_scan(tmp_path: Path) -> None:
-    from cdc_lakehouse import dump
+    from ingest import dump
 
     data = write_lines(tmp_path / "a.jsonl", [_plain("orders", 0, 0, "x")])
     cache = tmp_path / "scans"

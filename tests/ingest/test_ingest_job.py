@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 from pyspark.errors import StreamingQueryException
 
-from cdc_lakehouse.dump import load_dump
-from cdc_lakehouse.ingest.bronze import CRASH_ENV
-from cdc_lakehouse.ingest.cli import _dump_error_in, main
-from cdc_lakehouse.ingest.job import IngestOptions, IngestResult, plan_ingest, run_ingest
-from cdc_lakehouse.settings import ConfigError
+from cdc_lakehouse.runtime.settings import ConfigError
+from ingest.bronze import CRASH_ENV
+from ingest.cli import _dump_error_in, main
+from ingest.dump import load_dump
+from ingest.job import IngestOptions, IngestResult, plan_ingest, run_ingest
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 TOPICS = ("shop.orders", "shop.users")
@@ -256,7 +256,7 @@ def test_cli_unexpected_error_exits_2_with_one_line_and_a_log(
         raise RuntimeError("boom\nsecond line")
 
     monkeypatch.setenv("CDC_LAKE_DIR", str(tmp_path / "lake"))
-    monkeypatch.setattr("cdc_lakehouse.ingest.job.plan_ingest", fail)
+    monkeypatch.setattr("ingest.job.plan_ingest", fail)
     assert main(["--dump", str(tmp_path / "x.jsonl")]) == 2
     err = capsys.readouterr().err
     logs = list((tmp_path / "lake" / "logs").glob("ingest-error-*.log"))

@@ -1,13 +1,13 @@
 """Upgrading a Parquet lake (built before the lake moved to Delta Lake) in place: bronze is
 converted with every record kept, the other non-Delta tables are dropped for the full refresh
-to build again, Delta tables and views are left alone (cdc_lakehouse.upgrade)."""
+to build again, Delta tables and views are left alone (cdc_lakehouse.tools.upgrade)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from cdc_lakehouse.ingest.bronze import BRONZE_COLUMNS
-from cdc_lakehouse.upgrade import table_format, upgrade
+from cdc_lakehouse.tools.upgrade import table_format, upgrade
+from ingest.bronze import BRONZE_COLUMNS
 
 SCHEMAS = ("up_bronze", "up_silver")
 BRONZE = "up_bronze.kafka_records"

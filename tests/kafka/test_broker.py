@@ -1,4 +1,4 @@
-"""The local Apache Kafka broker (:mod:`cdc_lakehouse.kafka.broker`): what a user of ``make
+"""The local Apache Kafka broker (:mod:`cdc_lakehouse.tools.kafka.broker`): what a user of ``make
 kafka-broker``, ``make demo-kafka`` and the tests notices: it answers, logs to its file, stops
 cleanly, says in one line why it did not start, and does not outlive a killed parent."""
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse.jars import JarsMissingError
-from cdc_lakehouse.kafka.broker import LocalBroker, failure_cause, free_port, main
-from cdc_lakehouse.settings import ConfigError
+from cdc_lakehouse.runtime.jars import JarsMissingError
+from cdc_lakehouse.runtime.settings import ConfigError
+from cdc_lakehouse.tools.kafka.broker import LocalBroker, failure_cause, free_port, main
 from tests.kafka.helpers import create_topics
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -103,10 +103,10 @@ def test_start_answers_stop_reaps_and_removes_its_data(
 
 
 def test_the_broker_command_logs_to_its_file_and_dies_with_its_parent(tmp_path: Path) -> None:
-    """``python -m cdc_lakehouse.kafka.broker`` SIGKILLed: its JVM does not linger."""
+    """``python -m cdc_lakehouse.tools.kafka.broker`` SIGKILLed: its JVM does not linger."""
     ready, log = tmp_path / "ready", tmp_path / "broker.log"
     port = free_port()
-    command = [sys.executable, "-m", "cdc_lakehouse.kafka.broker", "--port", str(port)]
+    command = [sys.executable, "-m", "cdc_lakehouse.tools.kafka.broker", "--port", str(port)]
     command += ["--data-dir", str(tmp_path / "data"), "--log", str(log), "--ready-file", str(ready)]
     proc = subprocess.Popen(
         command,

@@ -19,17 +19,17 @@ from typing import Any
 import pytest
 from pyspark.errors import StreamingQueryException
 
-from cdc_lakehouse.dump import load_dump
-from cdc_lakehouse.ingest.bronze import CRASH_ENV
-from cdc_lakehouse.ingest.cli import _kafka_error_in, main
-from cdc_lakehouse.ingest.job import IngestOptions, IngestResult, plan_ingest, run_ingest
-from cdc_lakehouse.ingest.kafka_stream import KafkaOptions
-from cdc_lakehouse.ingest.offsets import batch_ranges
-from cdc_lakehouse.kafka.client import MissingOffsetsError
-from cdc_lakehouse.kafka.produce import create_topics as create_dump_topics
-from cdc_lakehouse.kafka.produce import produce_records
-from cdc_lakehouse.registry import DEFAULT_REGISTRY, load_registry
-from cdc_lakehouse.settings import ConfigError
+from cdc_lakehouse.formats.registry import DEFAULT_REGISTRY, load_registry
+from cdc_lakehouse.runtime.settings import ConfigError
+from cdc_lakehouse.tools.kafka.client import MissingOffsetsError
+from cdc_lakehouse.tools.kafka.produce import create_topics as create_dump_topics
+from cdc_lakehouse.tools.kafka.produce import produce_records
+from ingest.bronze import CRASH_ENV
+from ingest.cli import _kafka_error_in, main
+from ingest.dump import load_dump
+from ingest.job import IngestOptions, IngestResult, plan_ingest, run_ingest
+from ingest.kafka_stream import KafkaOptions
+from ingest.offsets import batch_ranges
 from tests.ingest.test_ingest_job import (
     PROJECT_DIR,
     bronze_rows,

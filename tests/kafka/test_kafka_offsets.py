@@ -9,8 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse.ingest.cli import _kafka_error_in
-from cdc_lakehouse.ingest.kafka_stream import (
+from cdc_lakehouse.runtime.settings import ConfigError
+from cdc_lakehouse.tools.kafka.client import (
+    MissingOffsetsError,
+    consumer_config,
+    librdkafka_properties,
+    parse_properties,
+)
+from ingest.cli import _kafka_error_in
+from ingest.kafka_stream import (
     KafkaOptions,
     check_checkpoint_topics,
     check_options,
@@ -20,14 +27,7 @@ from cdc_lakehouse.ingest.kafka_stream import (
     select_topics,
     source_options,
 )
-from cdc_lakehouse.ingest.offsets import batch_ranges, last_committed_offsets
-from cdc_lakehouse.kafka.client import (
-    MissingOffsetsError,
-    consumer_config,
-    librdkafka_properties,
-    parse_properties,
-)
-from cdc_lakehouse.settings import ConfigError
+from ingest.offsets import batch_ranges, last_committed_offsets
 
 A0, A1, B0 = ("a", 0), ("a", 1), ("b", 0)
 

@@ -1,11 +1,11 @@
-"""``cdc_lakehouse.kafka.produce``: a dump bigger than the producer's local queue is produced
+"""``cdc_lakehouse.tools.kafka.produce``: a dump bigger than the producer's local queue is produced
 whole (the bench produces a 1,000,000-record dump; the queue holds 100,000 by default)."""
 
 from __future__ import annotations
 
-from cdc_lakehouse.dump import DumpRecord
-from cdc_lakehouse.kafka.client import open_consumer, watermarks
-from cdc_lakehouse.kafka.produce import create_topics, produce_records
+from cdc_lakehouse.tools.kafka.client import open_consumer, watermarks
+from cdc_lakehouse.tools.kafka.produce import create_topics, produce_records
+from ingest.dump import DumpRecord
 
 TOPIC = "k.produce.queue"
 

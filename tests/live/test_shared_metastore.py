@@ -3,7 +3,7 @@ demo, with real processes (PostgreSQL from Debian, the local broker, Spark JVMs)
 
 - Settings: a URL without a host, a user or a password stops with one line saying what to set.
 - An unreachable metastore database and refused credentials: ``python -m ingest``,
-  ``dbt build`` and ``python -m cdc_lakehouse.summary`` exit 2 with one line, before writing.
+  ``dbt build`` and ``python -m cdc_lakehouse.tools.summary`` exit 2 with one line, before writing.
 - ``make metastore`` for lakes in a directory closed to other users (mode 0700, like a home
   directory): two lakes, two servers on their own clusters outside the lakes, each answering;
   stop, status, a removed lake and remove; a cluster an earlier version made in the lake stays
@@ -15,7 +15,7 @@ demo, with real processes (PostgreSQL from Debian, the local broker, Spark JVMs)
 
 The ``metastore`` fixture's servers live under ``/var/tmp`` with ``--dir`` (a directory the
 server's system user must reach itself); the servers of a lake's default directory keep their
-clusters where that user owns them (:func:`cdc_lakehouse.metastore_server.server_for`).
+clusters where that user owns them (:func:`cdc_lakehouse.runtime.metastore_server.server_for`).
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from typing import Any
 
 import pytest
 
-from cdc_lakehouse.metastore_server import export_values, postgres_bin
-from cdc_lakehouse.settings import ConfigError, load_settings
+from cdc_lakehouse.runtime.metastore_server import export_values, postgres_bin
+from cdc_lakehouse.runtime.settings import ConfigError, load_settings
 from tests.dbt_models.test_slim_ci import copy_project
 from tests.faults.delta_log import commit_operations, latest_version, live_row_count
 from tests.metastore import shared_dir
@@ -54,7 +54,7 @@ def run(
 COMMANDS = {
     "ingest": [PYTHON, "-m", "ingest", "--dump", "sample_data/dump"],
     "dbt": [DBT, "build", "--project-dir", ".", "--profiles-dir", "."],
-    "summary": [PYTHON, "-m", "cdc_lakehouse.summary"],
+    "summary": [PYTHON, "-m", "cdc_lakehouse.tools.summary"],
 }
 
 
@@ -138,10 +138,10 @@ def closed_dir(tmp_path: Path) -> Path:
 
 
 def metastore_command(action: str, lake: Path) -> subprocess.CompletedProcess:
-    """``python -m cdc_lakehouse.metastore_server ACTION`` (what ``make metastore``,
+    """``python -m cdc_lakehouse.runtime.metastore_server ACTION`` (what ``make metastore``,
     ``make metastore-stop`` and ``make clean`` run) for the lake ``lake``."""
     env = dict(os.environ, CDC_LAKE_DIR=str(lake))
-    return run([PYTHON, "-m", "cdc_lakehouse.metastore_server", action], env)
+    return run([PYTHON, "-m", "cdc_lakehouse.runtime.metastore_server", action], env)
 
 
 def remove_metastore(lake: Path) -> None:
@@ -213,7 +213,7 @@ def test_a_cluster_made_in_the_lake_before_stays_in_use():
     lake = shared_dir("cdc-metastore-legacy-") / "lake"
     try:
         legacy = run(
-            [PYTHON, "-m", "cdc_lakehouse.metastore_server", "start", "--dir",
+            [PYTHON, "-m", "cdc_lakehouse.runtime.metastore_server", "start", "--dir",
              str(lake / "metastore_pg")],
             dict(os.environ),
         )  # fmt: skip
@@ -235,7 +235,7 @@ def live_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, An
     lake = closed_dir(tmp_path_factory.mktemp("live")) / "lake"
     try:
         result = run(
-            [PYTHON, "-m", "cdc_lakehouse.live", "--lake", str(lake), "--duration", "30",
+            [PYTHON, "-m", "cdc_lakehouse.tools.live", "--lake", str(lake), "--duration", "30",
              "--rate", "200", "--build-interval", "30", "--read-interval", "6"],
             dict(os.environ),
             timeout_s=1500,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse.bench import report
-from cdc_lakehouse.bench.baselines import autocdc
+from cdc_lakehouse.tools.bench import report
+from cdc_lakehouse.tools.bench.baselines import autocdc
 from tests.unit.test_bench_report import _document, _format_result
 
 TOPIC = "sim.autocdc_test"

@@ -14,17 +14,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from cdc_lakehouse.bench.baselines import (
+from cdc_lakehouse.tools.bench.baselines import (
     BaselineResult,
     check,
     duckdb_baseline,
     python_floor,
     row_key,
 )
-from cdc_lakehouse.bench.baselines.formats import BENCH_KEYS, DECODERS, Value
-from cdc_lakehouse.bench.workload import Workload, build
-from cdc_lakehouse.dump import DumpRecord
-from cdc_lakehouse.simulate.encoders import ENCODERS
+from cdc_lakehouse.tools.bench.baselines.formats import BENCH_KEYS, DECODERS, Value
+from cdc_lakehouse.tools.bench.workload import Workload, build
+from cdc_lakehouse.tools.simulate.encoders import ENCODERS
+from ingest.dump import DumpRecord
 from tests.dbt_models import cross_topic_cases
 
 FORMATS = sorted(ENCODERS)
@@ -232,7 +232,7 @@ def test_unknown_format_is_refused() -> None:
     [("dts_canal_json", True), ("dts_canal_json", False), ("qlik_avro", True)],
 )
 def test_pyspark_script_equals_oracle(spark, format_: str, parse_once: bool) -> None:
-    from cdc_lakehouse.bench.baselines import pyspark_script
+    from cdc_lakehouse.tools.bench.baselines import pyspark_script
 
     load = workload(format_)
     records = records_of(load)
@@ -258,7 +258,7 @@ def test_pyspark_script_parses_each_json_message_once(spark) -> None:
     """The optimized plan of each JSON format's script holds one from_json (Qlik JSON two: its
     metadata messages are read again for the join); the script as first written parses a
     Canal message once per pushed-down filter and once for the projection."""
-    from cdc_lakehouse.bench.baselines import pyspark_script
+    from cdc_lakehouse.tools.bench.baselines import pyspark_script
 
     spark.sql(
         "select 't' as topic, 0 as `partition`, id as `offset`, cast(concat("
@@ -285,7 +285,7 @@ def test_pyspark_script_parses_each_json_message_once(spark) -> None:
 
 @pytest.mark.parametrize("format_", ["dts_canal_json", "qlik_avro"])
 def test_pyspark_script_orders_equal_positions_by_topic_name(spark, format_: str) -> None:
-    from cdc_lakehouse.bench.baselines import pyspark_script
+    from cdc_lakehouse.tools.bench.baselines import pyspark_script
 
     case = cross_topic_cases.CASES[format_]
     records = _cross_topic_records(format_, a_first=True)
@@ -312,7 +312,7 @@ def test_pyspark_script_orders_equal_positions_by_topic_name(spark, format_: str
 
 
 def test_pyspark_script_cli_errors(capsys: pytest.CaptureFixture[str]) -> None:
-    from cdc_lakehouse.bench.baselines import pyspark_script
+    from cdc_lakehouse.tools.bench.baselines import pyspark_script
 
     with pytest.raises(SystemExit):
         pyspark_script.main(["--format", "nope", "--source-table", "a.b", "--topic", "t"])

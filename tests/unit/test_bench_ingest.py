@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from cdc_lakehouse.bench import cli, ingest_bench
-from cdc_lakehouse.dump import load_dump
-from cdc_lakehouse.registry import load_registry
+from cdc_lakehouse.formats.registry import load_registry
+from cdc_lakehouse.tools.bench import cli, ingest_bench
+from ingest.dump import load_dump
 
 PROJECT = Path(__file__).resolve().parents[2]
 REGISTRY = PROJECT / "seeds" / "cdc_topics.csv"

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from typing import Any
 
-from cdc_lakehouse.bench import measure
-from cdc_lakehouse.bench.measure import measured
+from cdc_lakehouse.tools.bench import measure
+from cdc_lakehouse.tools.bench.measure import measured
 
 MIB = 2**20
 TOUCH = "block = bytearray({mib} * 2**20); block[::4096] = b'x' * len(block[::4096])"
@@ -34,7 +34,7 @@ def _measure_in_fresh_process(include_children: bool, mib: int) -> dict[str, int
     no JVM of the test session is among the children."""
     script = (
         "import json\n"
-        "from cdc_lakehouse.bench.measure import measured\n"
+        "from cdc_lakehouse.tools.bench.measure import measured\n"
         f"with measured(include_children={include_children}) as step:\n"
         f"    {TOUCH.format(mib=mib)}\n"
         "print(json.dumps({'peak': step.peak_rss_bytes, 'driver': step.driver_peak_rss_bytes}))\n"
@@ -67,7 +67,7 @@ def test_an_excluded_child_does_not_count_in_the_peak() -> None:
     its pid is excluded."""
     script = (
         "import json, subprocess, sys\n"
-        "from cdc_lakehouse.bench.measure import measured\n"
+        "from cdc_lakehouse.tools.bench.measure import measured\n"
         "peaks = []\n"
         "for exclude in (False, True):\n"
         f"    child = subprocess.Popen([sys.executable, '-c', {CHILD!r}], stdout=subprocess.PIPE,"
@@ -117,7 +117,7 @@ def test_the_peak_is_split_by_process_kind() -> None:
     other = TOUCH.format(mib=100) + "; print('ready', flush=True); import time; time.sleep(3)"
     script = (
         "import json, subprocess, sys, time\n"
-        "from cdc_lakehouse.bench.measure import measured\n"
+        "from cdc_lakehouse.tools.bench.measure import measured\n"
         "with measured() as step:\n"
         f"    plain = subprocess.Popen([sys.executable, '-c', {other!r}], stdout=subprocess.PIPE,"
         " text=True)\n"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse.bench import cli, report, workload
+from cdc_lakehouse.tools.bench import cli, report, workload
 
 MILLION = 1_000_000
 

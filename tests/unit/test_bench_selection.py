@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse.bench.pipeline import Pipeline, staging_selection
+from cdc_lakehouse.tools.bench.pipeline import Pipeline, staging_selection
 
 PROJECT = Path(__file__).resolve().parents[2]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse.bench import spark_stages
+from cdc_lakehouse.tools.bench import spark_stages
 
 MODEL = "model.cdc_lakehouse.stg_dts_canal__events"
 TEST = "test.cdc_lakehouse.column_checks_change_events.2123235004"
@@ -24,7 +24,7 @@ COMMENT = '/* {"app": "dbt", "dbt_version": "1.11.16", "node_id": "%s"} */\n'
 
 APPLICATION = f"""
 import json, sys, time
-from cdc_lakehouse.spark_session import get_spark
+from cdc_lakehouse.runtime.spark_session import get_spark
 from dbt.adapters.sparksession.connections import describe_spark_jobs, node_of_query
 
 spark = get_spark()

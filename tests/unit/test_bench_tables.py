@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cdc_lakehouse.bench import tables_bench, workload
-from cdc_lakehouse.bench.baselines import check
+from cdc_lakehouse.tools.bench import tables_bench, workload
+from cdc_lakehouse.tools.bench.baselines import check
 
 PROJECT = Path(__file__).resolve().parents[2]
 

@@ -537,10 +537,10 @@ def test_long_names_become_files_of_bounded_names(tmp_path, mappings):
 
 def _refresh_through_main(monkeypatch, tables, mappings, out) -> int:
     """cli.main on ``tables`` instead of the lake's silver (no Spark)."""
-    import cdc_lakehouse.spark_session
+    import cdc_lakehouse.runtime.spark_session
     from cdc_lakehouse.codegen import silver
 
-    monkeypatch.setattr(cdc_lakehouse.spark_session, "get_spark", lambda: None)
+    monkeypatch.setattr(cdc_lakehouse.runtime.spark_session, "get_spark", lambda: None)
     monkeypatch.setattr(silver, "read_tables", lambda _spark: tables)
     monkeypatch.setattr(silver, "read_mappings", lambda _spark: mappings)
     return cli.main(["gold-tables", "--out", str(out)])

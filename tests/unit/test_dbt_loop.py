@@ -1,5 +1,5 @@
-"""``python -m cdc_lakehouse.dbt_loop``: one dbt command run once per input line in one process
-(the live demo's builds), each run's output ended by a result line."""
+"""``python -m cdc_lakehouse.tools.dbt_loop``: one dbt command run once per input line in one
+process (the live demo's builds), each run's output ended by a result line."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cdc_lakehouse.dbt_loop import parse_result
+from cdc_lakehouse.tools.dbt_loop import parse_result
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
 
 def loop(args: list[str], requests: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "cdc_lakehouse.dbt_loop", *args],
+        [sys.executable, "-m", "cdc_lakehouse.tools.dbt_loop", *args],
         input=requests,
         capture_output=True,
         text=True,

@@ -17,15 +17,15 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from cdc_lakehouse.bench.baselines.formats import Value
 from cdc_lakehouse.decode.json_text import loads as exact_loads
 from cdc_lakehouse.decode.json_text import value_text as exact_text
 from cdc_lakehouse.formats.debezium import baseline
 from cdc_lakehouse.formats.debezium import encoder_debezium_json as encoder
-from cdc_lakehouse.simulate.delivery import DeliveryConfig, deliver
-from cdc_lakehouse.simulate.encoders._alibaba_values import java_double_text
-from cdc_lakehouse.simulate.generate import SimulationConfig, features_used, generate
-from cdc_lakehouse.simulate.history import (
+from cdc_lakehouse.tools.bench.baselines.formats import Value
+from cdc_lakehouse.tools.simulate.delivery import DeliveryConfig, deliver
+from cdc_lakehouse.tools.simulate.encoders._alibaba_values import java_double_text
+from cdc_lakehouse.tools.simulate.generate import SimulationConfig, features_used, generate
+from cdc_lakehouse.tools.simulate.history import (
     Column,
     Heartbeat,
     History,
@@ -35,9 +35,9 @@ from cdc_lakehouse.simulate.history import (
     Transaction,
     Truncate,
 )
-from cdc_lakehouse.simulate.messages import Message
-from cdc_lakehouse.simulate.oracle import current_state
-from cdc_lakehouse.simulate.schema_evolution import generate_schema_evolution
+from cdc_lakehouse.tools.simulate.messages import Message
+from cdc_lakehouse.tools.simulate.oracle import current_state
+from cdc_lakehouse.tools.simulate.schema_evolution import generate_schema_evolution
 
 PREFIX = "sim"
 

@@ -1,11 +1,11 @@
 """The generated reference pages of the docs site are up to date with what they are made from
-(``cdc_lakehouse.docs_reference``): ``docs/reference/tables.md`` from the models' YAML."""
+(``cdc_lakehouse.tools.docs_reference``): ``docs/reference/tables.md`` from the models' YAML."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from cdc_lakehouse import docs_reference
+from cdc_lakehouse.tools import docs_reference
 
 ROOT = Path(__file__).resolve().parents[2]
 

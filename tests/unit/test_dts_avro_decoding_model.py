@@ -1,6 +1,6 @@
 """The DTS Avro decoding model's work on one bronze batch, through Spark: what
-``stg_dts_avro__records`` appends (``cdc_lakehouse.staging_model.decode_records``, fastavro in
-``mapInArrow``) for records of both schema revisions that hold every value type, SQL NULLs,
+``stg_dts_avro__records`` appends (``cdc_lakehouse.decode.staging_model.decode_records``, fastavro
+in ``mapInArrow``) for records of both schema revisions that hold every value type, SQL NULLs,
 EmptyObject NONE, and undecodable records beside the good ones.
 
 It pins the values that decided issue 49 point 7 (docs/formats.md 4a, "Why fastavro and not
@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from cdc_lakehouse.decode.staging_model import BRONZE_COLUMN_TYPES, decode_records, schema_ddl
 from cdc_lakehouse.formats.dts_avro import avro_writer as dts
-from cdc_lakehouse.staging_model import BRONZE_COLUMN_TYPES, decode_records, schema_ddl
 
 TOPIC = "dts.hard_values.avro"
 BORN = 1_696_984_408

@@ -1,4 +1,4 @@
-"""Tests of the exact JSON function of Spark SQL (cdc_lakehouse.exact_json, jvm/exact-json):
+"""Tests of the exact JSON function of Spark SQL (cdc_lakehouse.decode.exact_json, jvm/exact-json):
 number texts as sent, strings and nested values as Python's json_text gives them, every
 refusal with its reason, and parity with json_text on Canal messages (simulated and random)."""
 
@@ -12,11 +12,10 @@ from typing import Any
 import pytest
 from pyspark.errors import IllegalArgumentException
 
-from cdc_lakehouse import exact_json
-from cdc_lakehouse.decode import json_text, shared
+from cdc_lakehouse.decode import exact_json, json_text, shared
 from cdc_lakehouse.decode.shared import DecodeError
 from cdc_lakehouse.formats.dts_canal import encoder_dts_canal_json as dts_canal_json
-from cdc_lakehouse.simulate.generate import SimulationConfig, generate
+from cdc_lakehouse.tools.simulate.generate import SimulationConfig, generate
 
 SCHEMA = (
     "v string, b boolean, n bigint, m map<string,string>, l array<string>, "

@@ -19,11 +19,11 @@ import yaml
 from cdc_lakehouse import formats
 from cdc_lakehouse.codegen.gold_tables import folder_of
 from cdc_lakehouse.codegen.type_mapping import FORMAT_FAMILIES
+from cdc_lakehouse.decode.staging_model import FactoryError, decode_records
 from cdc_lakehouse.formats import dbt_side
-from cdc_lakehouse.registry import FORMATS
-from cdc_lakehouse.simulate.encoders import ENCODERS
-from cdc_lakehouse.simulate.generate import SimulationConfig, generate
-from cdc_lakehouse.staging_model import FactoryError, decode_records
+from cdc_lakehouse.formats.registry import FORMATS
+from cdc_lakehouse.tools.simulate.encoders import ENCODERS
+from cdc_lakehouse.tools.simulate.generate import SimulationConfig, generate
 
 PROJECT = Path(__file__).resolve().parents[2]
 STAGING = PROJECT / "models" / "staging"

@@ -1,4 +1,4 @@
-"""The driver JVM's class-data-sharing archive (cdc_lakehouse.jvm_class_archive): which JVM
+"""The driver JVM's class-data-sharing archive (cdc_lakehouse.runtime.jvm_class_archive): which JVM
 options a process gets, one writer at a time, leftovers of killed writers removed, and the
 test session's own JVM started from the archive the session wrote first."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse import jvm_class_archive as jca
+from cdc_lakehouse.runtime import jvm_class_archive as jca
 
 CONF = {"spark.driver.extraJavaOptions": "-Dx=1"}
 

@@ -1,4 +1,4 @@
-"""cdc_lakehouse.spark_session.ensure_lake_dir: the lake tree and its write check.
+"""cdc_lakehouse.runtime.spark_session.ensure_lake_dir: the lake tree and its write check.
 
 dbt with ``threads`` > 1 opens several connections at once, and each makes sure the lake
 directory exists and is writable: the check must hold when threads run it together.
@@ -10,8 +10,8 @@ from threading import Barrier, BrokenBarrierError
 
 import pytest
 
-from cdc_lakehouse.settings import ConfigError, load_settings
-from cdc_lakehouse.spark_session import ensure_lake_dir
+from cdc_lakehouse.runtime.settings import ConfigError, load_settings
+from cdc_lakehouse.runtime.spark_session import ensure_lake_dir
 
 
 def test_creates_the_lake_tree(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cdc_lakehouse.parallelism import spread_over_cores
+from cdc_lakehouse.runtime.parallelism import spread_over_cores
 
 
 def test_one_partition_is_spread_over_the_cores_without_losing_rows(spark):

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse.jars import JarsMissingError, class_path, jars_dir
-from cdc_lakehouse.registry import FORMATS, load_registry
-from cdc_lakehouse.settings import ConfigError, load_settings
-from cdc_lakehouse.spark_session import extra_jars, spark_conf
+from cdc_lakehouse.formats.registry import FORMATS, load_registry
+from cdc_lakehouse.runtime.jars import JarsMissingError, class_path, jars_dir
+from cdc_lakehouse.runtime.settings import ConfigError, load_settings
+from cdc_lakehouse.runtime.spark_session import extra_jars, spark_conf
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -42,7 +42,7 @@ def test_every_table_is_delta_from_the_installed_jars():
     names = {jar.name.rsplit("-", 1)[0] for jar in jars}
     assert {"delta-spark_4.2_2.13", "delta-storage", "spark-sql-kafka-0-10_2.13"} <= names
     assert {"spark-avro_2.13", "spark-token-provider-kafka-0-10_2.13", "commons-pool2"} <= names
-    assert "exact-json" in names  # built from jvm/exact-json (cdc_lakehouse.exact_json)
+    assert "exact-json" in names  # built from jvm/exact-json (cdc_lakehouse.decode.exact_json)
     assert all(jar.is_file() and jar.parent == jars_dir() / "spark" for jar in jars)
 
 

@@ -1,4 +1,4 @@
-"""The groups of cdc_lakehouse.settings.Settings: each variable read once, typed, with the
+"""The groups of cdc_lakehouse.runtime.settings.Settings: each variable read once, typed, with the
 defaults the modules had when they read os.environ themselves."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse.settings import (
+from cdc_lakehouse.runtime.settings import (
     ConfigError,
     IngestSettings,
     JvmArchiveSettings,

@@ -1,6 +1,7 @@
-"""The settings reference (cdc_lakehouse.settings.VARIABLES) against the code that reads them.
+"""The settings reference (cdc_lakehouse.runtime.settings.VARIABLES) against the code that reads
+them.
 
-- ``docs/reference/settings.md`` is the output of ``python -m cdc_lakehouse.settings
+- ``docs/reference/settings.md`` is the output of ``python -m cdc_lakehouse.runtime.settings
   --markdown``, byte for byte.
 - Every ``CDC_*`` name in the Python files of ``src/`` and ``ingest/`` and in every
   ``env_var('CDC_...')`` of the dbt project (``profiles.yml``, ``dbt_project.yml``,
@@ -16,8 +17,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cdc_lakehouse import settings
-from cdc_lakehouse.settings import MARKDOWN_COMMAND, VARIABLE_NAMES, VARIABLES, markdown_reference
+from cdc_lakehouse.runtime import settings
+from cdc_lakehouse.runtime.settings import (
+    MARKDOWN_COMMAND,
+    VARIABLE_NAMES,
+    VARIABLES,
+    markdown_reference,
+)
 
 PROJECT = Path(__file__).resolve().parents[2]
 REFERENCE = PROJECT / "docs" / "reference" / "settings.md"
@@ -46,7 +52,7 @@ def test_the_committed_reference_is_the_commands_output() -> None:
 
 def test_the_command_prints_the_reference() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "cdc_lakehouse.settings", "--markdown"],
+        [sys.executable, "-m", "cdc_lakehouse.runtime.settings", "--markdown"],
         capture_output=True, text=True, check=True, cwd=PROJECT,
     )  # fmt: skip
     assert result.stdout == markdown_reference()
@@ -68,7 +74,9 @@ def test_every_cdc_name_of_the_package_is_in_the_table() -> None:
         for name in NAME.findall(path.read_text(encoding="utf-8"))
         if name not in VARIABLE_NAMES
     }
-    assert not missing, f"CDC_* names missing from cdc_lakehouse.settings.VARIABLES: {missing}"
+    assert not missing, (
+        f"CDC_* names missing from cdc_lakehouse.runtime.settings.VARIABLES: {missing}"
+    )
 
 
 def test_every_cdc_env_var_of_the_dbt_project_is_in_the_table() -> None:
@@ -82,7 +90,9 @@ def test_every_cdc_env_var_of_the_dbt_project_is_in_the_table() -> None:
     }
     assert found  # profiles.yml reads CDC_DEV_SCHEMA and CDC_CI_RUN_ID
     missing = {f"{path}: {name}" for path, name in found if name not in VARIABLE_NAMES}
-    assert not missing, f"env_var() names missing from cdc_lakehouse.settings.VARIABLES: {missing}"
+    assert not missing, (
+        f"env_var() names missing from cdc_lakehouse.runtime.settings.VARIABLES: {missing}"
+    )
     dbt_read = {name for _, name in found}
     listed = {variable.name for variable in VARIABLES if any("dbt" in r for r in variable.readers)}
     assert dbt_read == listed, "the table's dbt readers differ from the dbt project's env_var()s"
@@ -97,7 +107,8 @@ def test_only_settings_reads_cdc_variables_from_the_environment() -> None:
         if ENV_READ.search(line)
     ]
     assert not readers, (
-        "read CDC_* settings through cdc_lakehouse.settings, not os.environ: " + "; ".join(readers)
+        "read CDC_* settings through cdc_lakehouse.runtime.settings, not os.environ: "
+        + "; ".join(readers)
     )
 
 

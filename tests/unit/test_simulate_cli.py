@@ -1,5 +1,5 @@
-"""``python -m cdc_lakehouse.simulate``: argument errors say what to fix; a run writes the batch
-dumps and the expected gold, here with a tiny fake encoder registered for the test."""
+"""``python -m cdc_lakehouse.tools.simulate``: argument errors say what to fix; a run writes the
+batch dumps and the expected gold, here with a tiny fake encoder registered for the test."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import types
 
 import pytest
 
-from cdc_lakehouse.dump import load_dump
-from cdc_lakehouse.simulate import __main__ as cli
-from cdc_lakehouse.simulate.encoders import ENCODERS
-from cdc_lakehouse.simulate.generate import ALL_FEATURES, SimulationConfig, generate
-from cdc_lakehouse.simulate.history import Column, History, RowChange, Value
-from cdc_lakehouse.simulate.messages import Message
-from cdc_lakehouse.simulate.oracle import current_state
+from cdc_lakehouse.tools.simulate import __main__ as cli
+from cdc_lakehouse.tools.simulate.encoders import ENCODERS
+from cdc_lakehouse.tools.simulate.generate import ALL_FEATURES, SimulationConfig, generate
+from cdc_lakehouse.tools.simulate.history import Column, History, RowChange, Value
+from cdc_lakehouse.tools.simulate.messages import Message
+from cdc_lakehouse.tools.simulate.oracle import current_state
+from ingest.dump import load_dump
 
 
 def _fake_encoder() -> types.ModuleType:

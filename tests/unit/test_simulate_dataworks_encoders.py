@@ -23,9 +23,9 @@ from cdc_lakehouse.formats.dataworks import encoder_datahub_blob as datahub_blob
 from cdc_lakehouse.formats.dataworks import encoder_dataworks_json as dataworks_json
 from cdc_lakehouse.formats.lindorm import encoder_lindorm_debezium as lindorm_debezium
 from cdc_lakehouse.formats.lindorm.decoder import decode_one as decode_lindorm
-from cdc_lakehouse.simulate.encoders import ENCODERS
-from cdc_lakehouse.simulate.encoders._alibaba_values import java_double_text
-from cdc_lakehouse.simulate.history import (
+from cdc_lakehouse.tools.simulate.encoders import ENCODERS
+from cdc_lakehouse.tools.simulate.encoders._alibaba_values import java_double_text
+from cdc_lakehouse.tools.simulate.history import (
     Column,
     Heartbeat,
     History,

@@ -1,5 +1,5 @@
 """Delivery: Kafka partitioning, dense offsets, duplicates, malformed copies, per-partition
-batch cuts, continuation, and topic dumps that cdc_lakehouse.dump reads back."""
+batch cuts, continuation, and topic dumps that ingest.dump reads back."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from cdc_lakehouse.dump import DumpRecord, load_dump
-from cdc_lakehouse.simulate.delivery import (
+from cdc_lakehouse.tools.simulate.delivery import (
     Delivery,
     DeliveryConfig,
     deliver,
@@ -18,7 +17,8 @@ from cdc_lakehouse.simulate.delivery import (
     write_batches,
     write_dump,
 )
-from cdc_lakehouse.simulate.messages import Message
+from cdc_lakehouse.tools.simulate.messages import Message
+from ingest.dump import DumpRecord, load_dump
 
 
 def messages(n: int = 2_000, topics: tuple[str, ...] = ("sim.a", "sim.b")) -> list[Message]:

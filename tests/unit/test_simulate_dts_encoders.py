@@ -24,9 +24,9 @@ from cdc_lakehouse.formats.dts_avro import encoder_dts_avro as dts_avro
 from cdc_lakehouse.formats.dts_canal import encoder_dts_canal_json as dts_canal_json
 from cdc_lakehouse.formats.dts_shareplex import decoder as shareplex_decoder
 from cdc_lakehouse.formats.dts_shareplex import encoder_dts_shareplex_json as dts_shareplex_json
-from cdc_lakehouse.simulate.encoders import ENCODERS
-from cdc_lakehouse.simulate.encoders._dts_common import java_double, oracle_number
-from cdc_lakehouse.simulate.history import (
+from cdc_lakehouse.tools.simulate.encoders import ENCODERS
+from cdc_lakehouse.tools.simulate.encoders._dts_common import java_double, oracle_number
+from cdc_lakehouse.tools.simulate.history import (
     Column,
     Heartbeat,
     History,

@@ -13,7 +13,7 @@ from decimal import Decimal
 
 import pytest
 
-from cdc_lakehouse.simulate.generate import (
+from cdc_lakehouse.tools.simulate.generate import (
     ALL_FEATURES,
     SimulationConfig,
     combine,
@@ -21,8 +21,15 @@ from cdc_lakehouse.simulate.generate import (
     generate,
     keyed_tables,
 )
-from cdc_lakehouse.simulate.history import Column, Heartbeat, History, RowChange, Truncate, Value
-from cdc_lakehouse.simulate.oracle import current_state
+from cdc_lakehouse.tools.simulate.history import (
+    Column,
+    Heartbeat,
+    History,
+    RowChange,
+    Truncate,
+    Value,
+)
+from cdc_lakehouse.tools.simulate.oracle import current_state
 
 
 @pytest.fixture(scope="module")

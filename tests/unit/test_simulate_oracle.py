@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from cdc_lakehouse.simulate.generate import SimulationConfig, generate
-from cdc_lakehouse.simulate.history import (
+from cdc_lakehouse.tools.simulate.generate import SimulationConfig, generate
+from cdc_lakehouse.tools.simulate.history import (
     Column,
     Event,
     Heartbeat,
@@ -19,7 +19,7 @@ from cdc_lakehouse.simulate.history import (
     Transaction,
     Truncate,
 )
-from cdc_lakehouse.simulate.oracle import OracleError, RowVersion, current_state, row_versions
+from cdc_lakehouse.tools.simulate.oracle import OracleError, RowVersion, current_state, row_versions
 
 T = TableSpec(
     database="db",

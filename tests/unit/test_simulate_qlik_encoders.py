@@ -18,9 +18,9 @@ from cdc_lakehouse.formats.qlik import decoder as qlik
 from cdc_lakehouse.formats.qlik import encoder_common as _qlik
 from cdc_lakehouse.formats.qlik import encoder_qlik_avro as qlik_avro
 from cdc_lakehouse.formats.qlik import encoder_qlik_json as qlik_json
-from cdc_lakehouse.registry import load_registry
-from cdc_lakehouse.simulate.encoders import ENCODERS
-from cdc_lakehouse.simulate.history import (
+from cdc_lakehouse.formats.registry import load_registry
+from cdc_lakehouse.tools.simulate.encoders import ENCODERS
+from cdc_lakehouse.tools.simulate.history import (
     Column,
     Heartbeat,
     History,
@@ -30,7 +30,7 @@ from cdc_lakehouse.simulate.history import (
     Transaction,
     Truncate,
 )
-from cdc_lakehouse.simulate.messages import Message
+from cdc_lakehouse.tools.simulate.messages import Message
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFIX = "sim"

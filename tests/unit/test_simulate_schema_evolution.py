@@ -28,9 +28,9 @@ from cdc_lakehouse.formats.lindorm.decoder import decode_one as decode_lindorm
 from cdc_lakehouse.formats.qlik import decoder as qlik
 from cdc_lakehouse.formats.qlik import encoder_qlik_avro as qlik_avro
 from cdc_lakehouse.formats.qlik import encoder_qlik_json as qlik_json
-from cdc_lakehouse.simulate.encoders import ENCODERS, _ddl
-from cdc_lakehouse.simulate.generate import SimulationConfig, features_used, generate
-from cdc_lakehouse.simulate.history import (
+from cdc_lakehouse.tools.simulate.encoders import ENCODERS, _ddl
+from cdc_lakehouse.tools.simulate.generate import SimulationConfig, features_used, generate
+from cdc_lakehouse.tools.simulate.history import (
     Column,
     Event,
     History,
@@ -42,8 +42,8 @@ from cdc_lakehouse.simulate.history import (
     Transaction,
     Truncate,
 )
-from cdc_lakehouse.simulate.oracle import OracleError, current_state, row_versions
-from cdc_lakehouse.simulate.schema_evolution import (
+from cdc_lakehouse.tools.simulate.oracle import OracleError, current_state, row_versions
+from cdc_lakehouse.tools.simulate.schema_evolution import (
     NO_TRUNCATE_FORMATS,
     PRODUCTS,
     SCHEMA_CHANGE_FORMATS,

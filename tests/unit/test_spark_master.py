@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse import cluster
-from cdc_lakehouse.settings import SparkSettings, load_settings
-from cdc_lakehouse.spark_master import (
+from cdc_lakehouse.runtime import cluster
+from cdc_lakehouse.runtime.settings import SparkSettings, load_settings
+from cdc_lakehouse.runtime.spark_master import (
     MasterUnreachableError,
     check_master,
     master_conf,
     spark_master,
     standalone_addresses,
 )
-from cdc_lakehouse.spark_session import spark_conf
+from cdc_lakehouse.runtime.spark_session import spark_conf
 
 
 def _closed_port() -> int:

@@ -1,9 +1,9 @@
 """The ``CDC_SPARK_*`` settings: what each accepts, and what a bad value does to the commands.
 
-- In-process: :func:`cdc_lakehouse.spark_master.check_master_url` and the checks of the driver
-  memory, shuffle partitions, UI switch and executors' memory and cores
-  (:mod:`cdc_lakehouse.settings`), and the Spark configuration a good value gives.
-- Subprocesses (what a user runs): ``python -m ingest``, ``python -m cdc_lakehouse.summary``
+- In-process: :func:`cdc_lakehouse.runtime.spark_master.check_master_url` and the checks of the
+  driver memory, shuffle partitions, UI switch and executors' memory and cores
+  (:mod:`cdc_lakehouse.runtime.settings`), and the Spark configuration a good value gives.
+- Subprocesses (what a user runs): ``python -m ingest``, ``python -m cdc_lakehouse.tools.summary``
   and ``dbt build`` with a bad value exit 2 with the one line naming the variable and what it
   accepts, before any JVM starts and before the lake is created. Before these checks each
   value reached Spark: a 12-line Java stack trace (``bogus://x``), the JVM's "Invalid maximum
@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse.settings import ConfigError, load_settings
-from cdc_lakehouse.spark_master import MasterUnreachableError, check_master_url
-from cdc_lakehouse.spark_session import check_spark_settings, spark_conf
+from cdc_lakehouse.runtime.settings import ConfigError, load_settings
+from cdc_lakehouse.runtime.spark_master import MasterUnreachableError, check_master_url
+from cdc_lakehouse.runtime.spark_session import check_spark_settings, spark_conf
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 DBT = str(Path(sys.executable).with_name("dbt"))
@@ -157,7 +157,7 @@ def test_good_spark_settings_reach_the_spark_configuration(
 
 COMMANDS = {
     "ingest": [sys.executable, "-m", "ingest", "--dump", "sample_data/dump"],
-    "summary": [sys.executable, "-m", "cdc_lakehouse.summary"],
+    "summary": [sys.executable, "-m", "cdc_lakehouse.tools.summary"],
     "dbt build": [DBT, "build", "--project-dir", ".", "--profiles-dir", "."],
 }
 

@@ -5,7 +5,7 @@ Python because Spark's JSON functions turn decimals into doubles (docs/architect
 data columns are not known in advance; ops, keys and ordering are SQL in
 stg_datahub_tuple__events."""
 
-from cdc_lakehouse.staging_model import decode_records
+from cdc_lakehouse.decode.staging_model import decode_records
 
 
 def model(dbt, session):

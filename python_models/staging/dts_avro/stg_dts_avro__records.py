@@ -6,7 +6,7 @@ bronze, from_avro plus the SQL that gives the same texts cost more CPU and wall 
 (docs/formats.md 4a, "Why fastavro and not from_avro"); ops, keys and ordering are SQL in
 stg_dts_avro__events."""
 
-from cdc_lakehouse.staging_model import decode_records
+from cdc_lakehouse.decode.staging_model import decode_records
 
 
 def model(dbt, session):

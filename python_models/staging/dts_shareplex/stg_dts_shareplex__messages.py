@@ -6,7 +6,7 @@ functions turn decimals into doubles (docs/architecture.md); ops, keys and order
 stg_dts_shareplex__events.
 """
 
-from cdc_lakehouse.staging_model import decode_records
+from cdc_lakehouse.decode.staging_model import decode_records
 
 
 def model(dbt, session):

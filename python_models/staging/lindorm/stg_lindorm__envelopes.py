@@ -5,7 +5,7 @@ functions turn decimals into doubles (docs/architecture.md) and HBase values nee
 UTF-8 decoding; ops, keys and ordering are SQL in stg_lindorm__events.
 """
 
-from cdc_lakehouse.staging_model import decode_records
+from cdc_lakehouse.decode.staging_model import decode_records
 
 
 def model(dbt, session):

@@ -6,7 +6,7 @@ missing_table_metadata and is decoded again, and appended with a later resolved_
 run brings new metadata: per record, the row with the highest resolved_batch_id is the current
 decoding (the one stg_qlik__events reads), equal to what a full refresh decodes."""
 
-from cdc_lakehouse.staging_model import decode_records
+from cdc_lakehouse.decode.staging_model import decode_records
 
 
 def model(dbt, session):

@@ -36,8 +36,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
-# modules, not names: the tests replace their functions
-from cdc_lakehouse import spark_session
 from cdc_lakehouse.codegen import silver
 from cdc_lakehouse.codegen.gold_tables import (
     FileAction,
@@ -50,8 +48,11 @@ from cdc_lakehouse.codegen.gold_tables import (
     shown,
 )
 from cdc_lakehouse.codegen.type_mapping import TypeMapping
-from cdc_lakehouse.registry import FORMATS
-from cdc_lakehouse.settings import ConfigError
+from cdc_lakehouse.formats.registry import FORMATS
+
+# modules, not names: the tests replace their functions
+from cdc_lakehouse.runtime import spark_session
+from cdc_lakehouse.runtime.settings import ConfigError
 
 DEFAULT_OUT = Path("models") / "gold" / "tables"
 NAME_MAX_BYTES = 255

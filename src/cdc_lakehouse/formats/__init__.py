@@ -8,10 +8,11 @@ package: its Python decoder (``decoder.py``, for a format not decoded in SQL), i
 encoders (``encoder_<format>.py``) and their helpers. :data:`MANIFEST` is every plug-in's
 formats, plug-ins in folder order; nothing lists the plug-ins by hand.
 
-Readers: the registry (:data:`cdc_lakehouse.registry.FORMATS`), the dbt Python models' factory
-(:mod:`cdc_lakehouse.staging_model`), the typed gold generator (:mod:`cdc_lakehouse.codegen`),
-the benchmark (:mod:`cdc_lakehouse.bench`), the simulator's encoders
-(:data:`cdc_lakehouse.simulate.encoders.ENCODERS`) and the tests. The dbt side cannot import
+Readers: the registry (:data:`cdc_lakehouse.formats.registry.FORMATS`), the dbt Python models'
+factory (:mod:`cdc_lakehouse.decode.staging_model`), the typed gold generator
+(:mod:`cdc_lakehouse.codegen`),
+the benchmark (:mod:`cdc_lakehouse.tools.bench`), the simulator's encoders
+(:data:`cdc_lakehouse.tools.simulate.encoders.ENCODERS`) and the tests. The dbt side cannot import
 Python: what it needs of the manifest (the staging event models' list, each staging folder's
 ``+enabled``, the registry seed's accepted formats) is written from it by
 ``python -m cdc_lakehouse.formats generate`` (:mod:`cdc_lakehouse.formats.dbt_side`) and

@@ -63,7 +63,7 @@ class Format:
             :func:`cdc_lakehouse.codegen.type_mapping.type_family`); None when the format
             declares no column types.
         encoder: module of the format's plug-in package that renders simulated histories in
-            this format (:class:`cdc_lakehouse.simulate.encoders.Encoder`), e.g.
+            this format (:class:`cdc_lakehouse.tools.simulate.encoders.Encoder`), e.g.
             ``encoder_dts_canal_json``.
         value_encoding: how a Kafka value is encoded, ``json`` (UTF-8 JSON text) or ``avro``
             (Avro binary).

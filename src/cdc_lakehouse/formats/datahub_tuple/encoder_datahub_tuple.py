@@ -34,7 +34,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from cdc_lakehouse.simulate.encoders._alibaba_values import (
+from cdc_lakehouse.tools.simulate.encoders._alibaba_values import (
     SequenceIds,
     dumps,
     epoch_us,
@@ -42,8 +42,8 @@ from cdc_lakehouse.simulate.encoders._alibaba_values import (
     key_text,
     task_start_ms,
 )
-from cdc_lakehouse.simulate.encoders._alibaba_values import json_value as alibaba_json_value
-from cdc_lakehouse.simulate.history import (
+from cdc_lakehouse.tools.simulate.encoders._alibaba_values import json_value as alibaba_json_value
+from cdc_lakehouse.tools.simulate.history import (
     Column,
     History,
     Row,
@@ -52,7 +52,7 @@ from cdc_lakehouse.simulate.history import (
     TableSpec,
     Value,
 )
-from cdc_lakehouse.simulate.messages import Message
+from cdc_lakehouse.tools.simulate.messages import Message
 
 FORMAT = "datahub_tuple"
 FEATURES: frozenset[str] = frozenset({"key_update", "keyless_table"})

@@ -16,8 +16,8 @@ from cdc_lakehouse.formats.dataworks.encoder_envelope import (
     source_type,
     value_text,
 )
-from cdc_lakehouse.simulate.history import History
-from cdc_lakehouse.simulate.messages import Message
+from cdc_lakehouse.tools.simulate.history import History
+from cdc_lakehouse.tools.simulate.messages import Message
 
 FORMAT = "dataworks_json"
 FEATURES: frozenset[str] = frozenset({"truncate", "heartbeat", "key_update", "keyless_table"})

@@ -56,8 +56,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cdc_lakehouse.simulate.encoders import _ddl
-from cdc_lakehouse.simulate.encoders._alibaba_values import (
+from cdc_lakehouse.tools.simulate.encoders import _ddl
+from cdc_lakehouse.tools.simulate.encoders._alibaba_values import (
     SequenceIds,
     base64_text,
     date_epoch_ms,
@@ -67,8 +67,8 @@ from cdc_lakehouse.simulate.encoders._alibaba_values import (
     key_text,
     task_start_ms,
 )
-from cdc_lakehouse.simulate.encoders._alibaba_values import json_value as alibaba_json_value
-from cdc_lakehouse.simulate.history import (
+from cdc_lakehouse.tools.simulate.encoders._alibaba_values import json_value as alibaba_json_value
+from cdc_lakehouse.tools.simulate.history import (
     Column,
     Heartbeat,
     History,
@@ -79,7 +79,7 @@ from cdc_lakehouse.simulate.history import (
     Truncate,
     Value,
 )
-from cdc_lakehouse.simulate.messages import Message
+from cdc_lakehouse.tools.simulate.messages import Message
 
 ROW_ID_COLUMN = "#alibaba_rds_row_id#"
 VERSION = "0.0.1"  # every published example message (seeds 000, 002)

@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from cdc_lakehouse.bench.baselines.formats import Change, Value
+from cdc_lakehouse.tools.bench.baselines.formats import Change, Value
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 

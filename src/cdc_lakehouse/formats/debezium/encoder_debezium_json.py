@@ -101,7 +101,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal, TypeAlias
 
-from cdc_lakehouse.simulate.encoders._alibaba_values import (
+from cdc_lakehouse.tools.simulate.encoders._alibaba_values import (
     RawNumber,
     base64_text,
     dumps,
@@ -109,7 +109,7 @@ from cdc_lakehouse.simulate.encoders._alibaba_values import (
     epoch_us,
     java_double_text,
 )
-from cdc_lakehouse.simulate.history import (
+from cdc_lakehouse.tools.simulate.history import (
     Column,
     Heartbeat,
     History,
@@ -120,7 +120,7 @@ from cdc_lakehouse.simulate.history import (
     Truncate,
     Value,
 )
-from cdc_lakehouse.simulate.messages import Message
+from cdc_lakehouse.tools.simulate.messages import Message
 
 FORMAT = "debezium_json"
 FEATURES: frozenset[str] = frozenset({"snapshot", "key_update", "keyless_table"})

@@ -66,9 +66,9 @@ from typing import Any
 
 from cdc_lakehouse.formats.dts_avro import avro_writer as avro
 from cdc_lakehouse.formats.dts_avro.decoder import MYSQL_TYPE_NAMES
-from cdc_lakehouse.simulate.encoders import _ddl
-from cdc_lakehouse.simulate.encoders import _dts_common as common
-from cdc_lakehouse.simulate.history import (
+from cdc_lakehouse.tools.simulate.encoders import _ddl
+from cdc_lakehouse.tools.simulate.encoders import _dts_common as common
+from cdc_lakehouse.tools.simulate.history import (
     Column,
     Heartbeat,
     History,
@@ -80,7 +80,7 @@ from cdc_lakehouse.simulate.history import (
     Truncate,
     Value,
 )
-from cdc_lakehouse.simulate.messages import Message
+from cdc_lakehouse.tools.simulate.messages import Message
 
 FORMAT = "dts_avro"
 FEATURES = frozenset(

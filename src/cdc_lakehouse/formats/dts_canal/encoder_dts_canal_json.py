@@ -57,9 +57,9 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from cdc_lakehouse.simulate.encoders import _ddl
-from cdc_lakehouse.simulate.encoders import _dts_common as common
-from cdc_lakehouse.simulate.history import (
+from cdc_lakehouse.tools.simulate.encoders import _ddl
+from cdc_lakehouse.tools.simulate.encoders import _dts_common as common
+from cdc_lakehouse.tools.simulate.history import (
     Column,
     History,
     RowChange,
@@ -69,7 +69,7 @@ from cdc_lakehouse.simulate.history import (
     Truncate,
     Value,
 )
-from cdc_lakehouse.simulate.messages import Message
+from cdc_lakehouse.tools.simulate.messages import Message
 
 FORMAT = "dts_canal_json"
 FEATURES = frozenset({"snapshot", "truncate", "key_update", "keyless_table", "multi_row_message"})

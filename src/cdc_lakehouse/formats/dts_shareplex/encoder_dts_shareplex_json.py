@@ -56,8 +56,8 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from cdc_lakehouse.simulate.encoders import _dts_common as common
-from cdc_lakehouse.simulate.history import (
+from cdc_lakehouse.tools.simulate.encoders import _dts_common as common
+from cdc_lakehouse.tools.simulate.history import (
     Column,
     History,
     Row,
@@ -68,7 +68,7 @@ from cdc_lakehouse.simulate.history import (
     Truncate,
     Value,
 )
-from cdc_lakehouse.simulate.messages import Message
+from cdc_lakehouse.tools.simulate.messages import Message
 
 FORMAT = "dts_shareplex_json"
 FEATURES = frozenset({"truncate", "key_update", "keyless_table", "partial_update"})

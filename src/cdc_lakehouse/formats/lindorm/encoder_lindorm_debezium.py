@@ -52,7 +52,7 @@ import struct
 from decimal import Decimal
 from typing import Any
 
-from cdc_lakehouse.simulate.encoders._alibaba_values import (
+from cdc_lakehouse.tools.simulate.encoders._alibaba_values import (
     base64_text,
     date_epoch_ms,
     dumps,
@@ -61,9 +61,9 @@ from cdc_lakehouse.simulate.encoders._alibaba_values import (
     json_text,
     key_text,
 )
-from cdc_lakehouse.simulate.encoders._alibaba_values import json_value as alibaba_json_value
-from cdc_lakehouse.simulate.history import Column, History, Row, RowChange, TableSpec, Value
-from cdc_lakehouse.simulate.messages import Message
+from cdc_lakehouse.tools.simulate.encoders._alibaba_values import json_value as alibaba_json_value
+from cdc_lakehouse.tools.simulate.history import Column, History, Row, RowChange, TableSpec, Value
+from cdc_lakehouse.tools.simulate.messages import Message
 
 FORMAT = "lindorm_debezium"
 FEATURES: frozenset[str] = frozenset()

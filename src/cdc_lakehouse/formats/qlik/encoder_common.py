@@ -80,7 +80,7 @@ from decimal import Context, Decimal
 from typing import Any
 
 from cdc_lakehouse.formats.qlik.avro_writer import QlikColumn, QlikTable
-from cdc_lakehouse.simulate.history import (
+from cdc_lakehouse.tools.simulate.history import (
     Column,
     Heartbeat,
     History,

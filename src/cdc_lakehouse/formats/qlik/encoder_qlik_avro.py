@@ -38,8 +38,8 @@ from cdc_lakehouse.formats.qlik.encoder_common import (
     source_type,
     value_text,
 )
-from cdc_lakehouse.simulate.history import History, TableSpec
-from cdc_lakehouse.simulate.messages import Message
+from cdc_lakehouse.tools.simulate.history import History, TableSpec
+from cdc_lakehouse.tools.simulate.messages import Message
 
 FORMAT = "qlik_avro"
 __all__ = ["FEATURES", "FORMAT", "encode", "source_type", "topics", "value_text"]

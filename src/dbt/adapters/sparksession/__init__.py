@@ -2,7 +2,7 @@
 
 dbt-spark submits Python models only to Databricks. This plugin extends it with a ``session``
 submission method that runs the compiled model code in the same process, on the SparkSession
-that :func:`cdc_lakehouse.spark_session.get_spark` creates with the project's one Spark
+that :func:`cdc_lakehouse.runtime.spark_session.get_spark` creates with the project's one Spark
 configuration. Use it in ``profiles.yml`` with ``type: sparksession`` and ``method: session``.
 """
 

@@ -17,8 +17,8 @@ from dbt.adapters.spark.connections import (
 )
 from dbt_common.exceptions import DbtConfigError
 
-from cdc_lakehouse.settings import ConfigError
-from cdc_lakehouse.spark_session import MetastoreBusyError, get_spark
+from cdc_lakehouse.runtime.settings import ConfigError
+from cdc_lakehouse.runtime.spark_session import MetastoreBusyError, get_spark
 
 
 @dataclass
@@ -46,8 +46,8 @@ class SparkSessionCredentials(SparkCredentials):
 
 
 class SessionConfigError(FailedToConnectError):
-    """A :class:`cdc_lakehouse.settings.ConfigError` of the session's creation as a dbt error
-    (an unreachable ``CDC_SPARK_MASTER``, an invalid setting, a lake that cannot be written).
+    """A :class:`cdc_lakehouse.runtime.settings.ConfigError` of the session's creation as a dbt
+    error (an unreachable ``CDC_SPARK_MASTER``, an invalid setting, a lake that cannot be written).
 
     Raised by the first connection, while dbt fills its relation cache: dbt stops before any
     node runs, prints the one-line message once (under "Encountered an error:" and
@@ -60,7 +60,7 @@ class SessionConfigError(FailedToConnectError):
 
 
 class MetastoreBusy(SessionConfigError):
-    """:class:`cdc_lakehouse.spark_session.MetastoreBusyError` as a dbt error."""
+    """:class:`cdc_lakehouse.runtime.spark_session.MetastoreBusyError` as a dbt error."""
 
     @property
     def type(self) -> str:
@@ -82,7 +82,7 @@ def node_of_query(sql: str) -> str | None:
 def describe_spark_jobs(node_id: str | None) -> None:
     """Give the Spark jobs this thread starts from now on ``node_id`` (a dbt unique_id) as
     their description: Spark's UI and event log then say which dbt node ran each job
-    (:mod:`cdc_lakehouse.bench.spark_stages`). PySpark pins each Python thread (a dbt
+    (:mod:`cdc_lakehouse.tools.bench.spark_stages`). PySpark pins each Python thread (a dbt
     thread) to a JVM thread of its own, whose local properties these are. No-op without a
     node or a SparkContext."""
     from pyspark import SparkContext

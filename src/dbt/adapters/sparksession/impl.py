@@ -12,9 +12,9 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter
 
 import cdc_lakehouse
-from cdc_lakehouse import jars
-from cdc_lakehouse.interrupted_writes import remove_write_leftovers
-from cdc_lakehouse.spark_session import get_spark
+from cdc_lakehouse.runtime import jars
+from cdc_lakehouse.runtime.interrupted_writes import remove_write_leftovers
+from cdc_lakehouse.runtime.spark_session import get_spark
 from dbt.adapters.sparksession import project_state
 from dbt.adapters.sparksession.connections import SparkSessionConnectionManager
 from dbt.adapters.sparksession.python_submissions import SessionPythonJobHelper
@@ -50,7 +50,8 @@ class SparkSessionAdapter(SparkAdapter):
         self, keep: list[str] | None = None, schemas: list[str] | None = None
     ) -> list[str]:
         """Remove the directories table creations killed half way left in the lake
-        (``on-run-start`` hook; see :mod:`cdc_lakehouse.interrupted_writes`), in the databases
+        (``on-run-start`` hook; see :mod:`cdc_lakehouse.runtime.interrupted_writes`), in the
+        databases
         ``schemas`` (the target's; every database when ``None``), but nothing of the tables
         ``keep`` (``database.table``: the project's sources, written by the ingest job); log
         and return the removed paths."""
@@ -63,16 +64,16 @@ class SparkSessionAdapter(SparkAdapter):
     def register_exact_json(self, name: str, schema_ddl: str) -> str:
         """Register the exact JSON function ``name`` reading the top-level fields
         ``schema_ddl`` (Spark DDL) in the project's SparkSession, and return ``name``
-        (macros/cdc_exact_json.sql; the function: :mod:`cdc_lakehouse.exact_json`). Registering
-        again replaces the function, so a changed schema takes effect.
+        (macros/cdc_exact_json.sql; the function: :mod:`cdc_lakehouse.decode.exact_json`).
+        Registering again replaces the function, so a changed schema takes effect.
 
         Raises:
-            cdc_lakehouse.jars.JarsMissingError: the session has no exact-json jar (run
+            cdc_lakehouse.runtime.jars.JarsMissingError: the session has no exact-json jar (run
                 ``make install``).
             pyspark.errors.IllegalArgumentException: a type the function cannot read.
         """
         # local: pyspark, not loaded when dbt loads the adapter (parse, ls, --help)
-        from cdc_lakehouse.exact_json import register
+        from cdc_lakehouse.decode.exact_json import register
 
         register(get_spark(), name, schema_ddl)
         return name

@@ -7,7 +7,7 @@ from typing import Any
 from dbt.adapters.base import PythonJobHelper
 from dbt_common.exceptions import DbtRuntimeError
 
-from cdc_lakehouse.spark_session import get_spark
+from cdc_lakehouse.runtime.spark_session import get_spark
 from dbt.adapters.sparksession.connections import describe_spark_jobs
 
 
@@ -16,7 +16,7 @@ class SessionPythonJobHelper(PythonJobHelper):
 
     The code is dbt-spark's ``py_write_table`` output: it expects a global ``spark`` and writes
     the model's DataFrame with ``saveAsTable``. It runs with the SparkSession of
-    :func:`cdc_lakehouse.spark_session.get_spark`.
+    :func:`cdc_lakehouse.runtime.spark_session.get_spark`.
     """
 
     def __init__(self, parsed_model: dict[str, Any], credentials: Any) -> None:

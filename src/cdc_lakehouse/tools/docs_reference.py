@@ -1,0 +1,217 @@
+"""Reference pages of the docs site generated from the project's own files.
+
+``docs/reference/tables.md`` lists every model of the dbt project from the ``_*__models.yml``
+files under ``models/``: its name, the schema it is built in (``silver`` or ``gold``, the
+``+schema`` of its folder in ``dbt_project.yml``), the first paragraph of its description and
+its columns with their descriptions (the typed gold models, one per source table, by name and
+description only: their columns are the source table's). Regenerate it after changing a
+model's YAML::
+
+    python -m cdc_lakehouse.tools.docs_reference tables > docs/reference/tables.md
+
+``tests/unit/test_docs_reference.py`` fails while the committed page differs from what this
+prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml  # type: ignore[import-untyped]  # no stubs pinned (types-PyYAML)
+
+ROOT = Path(__file__).resolve().parents[2]
+"""The repository checkout this package lives in (an editable install)."""
+
+TABLES_COMMAND = "python -m cdc_lakehouse.tools.docs_reference tables > docs/reference/tables.md"
+"""The command that regenerates ``docs/reference/tables.md``."""
+
+TYPED_GOLD_FOLDER = ("gold", "tables")
+"""The folder (under ``models/``) of the generated typed gold models."""
+
+SECTIONS = (
+    ("silver", "Silver: staging, intermediate and change tables"),
+    ("gold", "Gold: current state and history"),
+)
+"""The schemas in the order the page lists them, with their section titles."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a model's YAML."""
+
+    name: str
+    data_type: str | None
+    description: str
+
+
+@dataclass(frozen=True)
+class Model:
+    """One model of a ``_*__models.yml`` file, as the tables page shows it."""
+
+    name: str
+    schema: str
+    folder: tuple[str, ...]
+    """The model's folder under ``models/``, as path parts."""
+    description: str
+    columns: tuple[Column, ...]
+
+    @property
+    def typed_gold(self) -> bool:
+        """Whether the model is a generated typed gold model (one per source table)."""
+        return self.folder[: len(TYPED_GOLD_FOLDER)] == TYPED_GOLD_FOLDER
+
+
+def first_paragraph(text: str | None) -> str:
+    """The first paragraph of a YAML description, on one line (empty for no description)."""
+    if not text:
+        return ""
+    paragraph = text.strip().split("\n\n", 1)[0]
+    return " ".join(paragraph.split())
+
+
+def folder_schemas(project: Mapping[str, Any], project_name: str) -> dict[tuple[str, ...], str]:
+    """``+schema`` per folder of ``dbt_project.yml``'s ``models:`` block (inherited downwards)."""
+    found: dict[tuple[str, ...], str] = {}
+
+    def walk(node: Mapping[str, Any], path: tuple[str, ...], schema: str | None) -> None:
+        schema = node.get("+schema", schema)
+        if schema is not None:
+            found[path] = str(schema)
+        for key, child in node.items():
+            if not key.startswith("+") and isinstance(child, Mapping):
+                walk(child, (*path, key), schema)
+
+    walk(project.get("models", {}).get(project_name, {}), (), None)
+    return found
+
+
+def schema_of(folder: tuple[str, ...], schemas: Mapping[tuple[str, ...], str]) -> str:
+    """The schema of a model folder: that of its nearest configured ancestor folder."""
+    for length in range(len(folder), -1, -1):
+        if folder[:length] in schemas:
+            return schemas[folder[:length]]
+    raise ValueError(f"no +schema in dbt_project.yml for models/{'/'.join(folder)}")
+
+
+def load_models(root: Path = ROOT) -> list[Model]:
+    """Every model declared in a ``_*__models.yml`` under ``root/models``, sorted by name."""
+    project = yaml.safe_load((root / "dbt_project.yml").read_text(encoding="utf-8"))
+    schemas = folder_schemas(project, project["name"])
+    models = []
+    for path in sorted((root / "models").rglob("_*__models.yml")):
+        folder = path.parent.relative_to(root / "models").parts
+        document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for entry in document.get("models") or ():
+            columns = tuple(
+                Column(
+                    name=str(column["name"]),
+                    data_type=column.get("data_type"),
+                    description=first_paragraph(column.get("description")),
+                )
+                for column in entry.get("columns") or ()
+            )
+            models.append(
+                Model(
+                    name=str(entry["name"]),
+                    schema=schema_of(folder, schemas),
+                    folder=folder,
+                    description=first_paragraph(entry.get("description")),
+                    columns=columns,
+                )
+            )
+    return sorted(models, key=lambda model: (model.schema, model.name))
+
+
+def _text(text: str) -> str:
+    """Description text for Markdown: ``<`` outside code spans escaped, so that a placeholder
+    such as ``<meta.table>`` shows as written instead of being read as an HTML tag."""
+    parts = text.split("`")
+    return "`".join(part if i % 2 else part.replace("<", "&lt;") for i, part in enumerate(parts))
+
+
+def _cell(text: str) -> str:
+    """Description text for a Markdown table cell (pipes escaped too)."""
+    return _text(text).replace("|", "\\|")
+
+
+def _model_lines(model: Model) -> Iterable[str]:
+    yield f"### `{model.schema}.{model.name}`"
+    yield ""
+    yield f"Folder: `models/{'/'.join(model.folder)}/`."
+    if model.description:
+        yield ""
+        yield _text(model.description)
+    if model.columns:
+        yield ""
+        yield "| column | type | description |"
+        yield "|---|---|---|"
+        for column in model.columns:
+            data_type = f"`{column.data_type}`" if column.data_type else ""
+            yield f"| `{column.name}` | {data_type} | {_cell(column.description)} |"
+    yield ""
+
+
+def render_tables(models: Sequence[Model]) -> str:
+    """The Markdown of ``docs/reference/tables.md`` for ``models``."""
+    lines = [
+        "# Tables and models",
+        "",
+        "<!-- Generated from the models' YAML: do not edit. Regenerate with",
+        f"     {TABLES_COMMAND} -->",
+        "",
+        "Every model of the dbt project, by schema, as its `_<folder>__models.yml` describes it:",
+        "the first paragraph of its description and its columns (with the Spark type where the",
+        "YAML declares one, as the public models' enforced contracts do). Bronze's",
+        "`bronze.kafka_records` is the ingest job's table, a dbt source",
+        "(`models/staging/bronze/_bronze__sources.yml`); `bronze.cdc_topics` and the other",
+        "seeds are described in `seeds/`.",
+        "",
+    ]
+    for schema, title in SECTIONS:
+        chosen = [m for m in models if m.schema == schema and not m.typed_gold]
+        lines += [f"## {title}", ""]
+        for model in chosen:
+            lines += list(_model_lines(model))
+    typed = [m for m in models if m.typed_gold]
+    if typed:
+        lines += [
+            "## Typed gold: one view per source table",
+            "",
+            "Generated by `python -m cdc_lakehouse.codegen gold-tables` from what silver knows",
+            "(see the typed gold how-to); their columns are the source table's, described in",
+            "each folder's `_<folder>__models.yml`.",
+            "",
+            "| model | folder | description |",
+            "|---|---|---|",
+        ]
+        for model in typed:
+            folder = "/".join(model.folder)
+            description = _cell(model.description)
+            lines.append(f"| `gold.{model.name}` | `models/{folder}/` | {description} |")
+        lines.append("")
+    others = sorted({m.schema for m in models} - {schema for schema, _ in SECTIONS})
+    if others:
+        raise ValueError(f"models in schemas the page does not list: {', '.join(others)}")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print a generated reference page (``tables``) on standard output."""
+    parser = argparse.ArgumentParser(
+        prog="python -m cdc_lakehouse.tools.docs_reference",
+        description="Print a generated reference page of the docs site.",
+    )
+    parser.add_argument("page", choices=["tables"], help="tables: docs/reference/tables.md")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the repository checkout")
+    args = parser.parse_args(argv)
+    sys.stdout.write(render_tables(load_models(args.root)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

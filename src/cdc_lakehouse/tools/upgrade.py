@@ -1,0 +1,98 @@
+"""Upgrade a lake built on Parquet (before the lake moved to Delta Lake) in place.
+
+``python -m cdc_lakehouse.tools.upgrade`` (``make upgrade-lake``, which then runs ``dbt build
+--full-refresh``) on the lake of ``CDC_LAKE_DIR``:
+
+1. converts ``bronze.kafka_records`` to Delta where it is a Parquet table (``CONVERT TO
+   DELTA``: its files stay where they are and become the table's first commit), so every
+   record ingested so far is kept - bronze may hold records Kafka no longer has;
+2. drops every other table of the schemas ``bronze``, ``silver`` and ``gold`` that is not a
+   Delta table: the seeds and the models, which the full refresh builds again from bronze and
+   the seeds' CSV files, and the project's bookkeeping tables (``silver.cdc_bronze_pin``,
+   ``silver.cdc_tested_batches``), which dbt creates again.
+
+Views are left alone (a full refresh creates them again). On a lake that is Delta already it
+changes nothing. The ingest checkpoint is not touched: its batch ids go on.
+
+Errors: :class:`~cdc_lakehouse.runtime.settings.ConfigError` (one line, exit 2) as every command.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from cdc_lakehouse.runtime.settings import ConfigError
+from cdc_lakehouse.runtime.spark_session import get_spark
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+BRONZE = "bronze.kafka_records"
+SCHEMAS = ("bronze", "silver", "gold")
+
+
+@dataclass
+class Upgrade:
+    """What :func:`upgrade` did: the tables converted and the tables dropped."""
+
+    converted: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+
+
+def table_format(spark: SparkSession, table: str) -> str | None:
+    """The provider of ``table`` (``delta``, ``parquet``, ...), or None for a view."""
+    rows = spark.sql(f"describe table extended {table}").collect()
+    info = {row[0]: row[1] for row in rows}
+    if info.get("Type") == "VIEW":
+        return None
+    return (info.get("Provider") or "").lower() or None
+
+
+def upgrade(
+    spark: SparkSession, schemas: tuple[str, ...] = SCHEMAS, bronze: str = BRONZE
+) -> Upgrade:
+    """Convert ``bronze`` to Delta and drop the other non-Delta tables of ``schemas`` (see the
+    module doc)."""
+    done = Upgrade()
+    for schema in schemas:
+        if not spark.catalog.databaseExists(schema):
+            continue
+        for entry in spark.catalog.listTables(schema):
+            if entry.isTemporary:
+                continue
+            table = f"{schema}.{entry.name}"
+            provider = table_format(spark, table)
+            if provider in (None, "delta"):
+                continue
+            if table == bronze:
+                spark.sql(f"convert to delta {bronze}")
+                done.converted.append(table)
+            else:
+                spark.sql(f"drop table {table}")
+                done.dropped.append(table)
+    return done
+
+
+def main() -> int:
+    """``python -m cdc_lakehouse.tools.upgrade``: upgrade the lake of ``CDC_LAKE_DIR``; exit
+    code."""
+    try:
+        done = upgrade(get_spark())
+    except ConfigError as exc:
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    for table in done.converted:
+        print(f"converted to Delta: {table} (its records kept)")
+    for table in done.dropped:
+        print(f"dropped: {table} (not Delta; the full refresh builds it again)")
+    if not done.converted and not done.dropped:
+        print("the lake is Delta already: nothing to do")
+    else:
+        print("now run: dbt build --full-refresh (make upgrade-lake does)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
