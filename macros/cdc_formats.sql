@@ -29,6 +29,7 @@
         {'model': 'stg_dts_avro__events', 'formats': ['dts_avro']},
         {'model': 'stg_dts_shareplex__events', 'formats': ['dts_shareplex_json'],
             'paired_in': 'int_dts_shareplex__events_keyed', 'resolves_later': true},
+        {'model': 'stg_debezium__events', 'formats': ['debezium_json']},
     ]) }}
 {% endmacro %}
 
@@ -110,7 +111,8 @@
     - op: insert | update | delete | snapshot for changes (docs/formats.md "Normalized vocabulary");
       source_op: the op exactly as sent.
     - control_type (control rows): heartbeat | transaction_begin | transaction_commit |
-      transaction_rollback | transaction_marker.
+      transaction_rollback | transaction_marker | tombstone (Debezium's NULL value after a
+      delete).
     - before_image / after_image: map column -> value text; NULL value = SQL NULL; a column
       absent from the map = not provided. after_image_is_partial: true when the after image
       holds only the columns the message provided (Shareplex upd, Qlik columnMask, DTS

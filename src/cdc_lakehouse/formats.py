@@ -181,6 +181,16 @@ MANIFEST: tuple[Format, ...] = (
         encoder="qlik_avro",
         value_encoding="avro",
     ),
+    Format(
+        name="debezium_json",
+        staging_folder="debezium",
+        decoder=None,
+        decoding_model="stg_debezium__events",
+        gold_folder="debezium",
+        type_family="debezium",
+        encoder="debezium_json",
+        value_encoding="json",
+    ),
 )
 """Every registry format, in the registry's order."""
 

@@ -66,7 +66,7 @@ def macro_staging_event_models() -> dict[str, set[str]]:
 
 
 def test_the_manifest_lists_each_format_once_and_the_registry_reads_it():
-    assert len(set(formats.NAMES)) == len(formats.MANIFEST) == 9
+    assert len(set(formats.NAMES)) == len(formats.MANIFEST) == 10
     assert FORMATS == formats.NAMES
     assert formats.get("datahub_blob").staging_folder == "dataworks"
     with pytest.raises(formats.UnknownFormatError, match="unknown format 'nope'"):
