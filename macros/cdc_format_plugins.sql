@@ -10,6 +10,7 @@
     {{ return([
         {'model': 'stg_datahub_tuple__events', 'formats': ['datahub_tuple'], 'paired_in': 'int_datahub_tuple__events_paired', 'resolves_later': true},
         {'model': 'stg_dataworks__events', 'formats': ['dataworks_json', 'datahub_blob'], 'paired_in': 'int_dataworks__events_paired', 'resolves_later': true},
+        {'model': 'stg_debezium__events', 'formats': ['debezium_json']},
         {'model': 'stg_dts_avro__events', 'formats': ['dts_avro']},
         {'model': 'stg_dts_canal__events', 'formats': ['dts_canal_json']},
         {'model': 'stg_dts_shareplex__events', 'formats': ['dts_shareplex_json'], 'paired_in': 'int_dts_shareplex__events_keyed', 'resolves_later': true},
@@ -28,6 +29,7 @@
     {{ return({
         'datahub_tuple': {'parts': [['sequence_id', 30, false], ['image_rank', 1, false]], 'row_index': false},
         'dataworks': {'parts': [['sequence_id', 30, false], ['image_rank', 1, false]], 'row_index': false},
+        'debezium': {'parts': [['log_position', 20, false], ['log_offset', 20, false], ['log_row', 10, false]], 'row_index': false},
         'dts_avro': {'parts': [['load_rank', 1, false], ['source_timestamp', 20, false], ['record_id', 20, false]], 'row_index': false},
         'dts_canal': {'parts': [['es_ms', 20, false], ['snapshot_rank', 1, false]], 'row_index': true},
         'dts_shareplex': {'parts': [['scn', 30, false], ['seq', 10, false], ['image_rank', 1, false]], 'row_index': false},

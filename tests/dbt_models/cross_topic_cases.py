@@ -32,7 +32,13 @@ from cdc_lakehouse.formats.qlik.avro_writer import (
     encode_data,
     encode_metadata,
 )
-from tests.dbt_models import datahub_tuple_cases, dataworks_cases, lindorm_cases, qlik_cases
+from tests.dbt_models import (
+    datahub_tuple_cases,
+    dataworks_cases,
+    debezium_cases,
+    lindorm_cases,
+    qlik_cases,
+)
 from tests.dbt_models.dts_canal_cases import canal
 from tests.dbt_models.dts_shareplex_cases import msg
 
@@ -188,6 +194,7 @@ class Case:
         source_table: the table as the format names it.
         key: the key column; name: the column whose value names the change.
         changes: rows each topic gives silver.change_events (Tuple: its before half too).
+        record_key: the Kafka key of every record (Debezium takes the key columns from it).
     """
 
     messages: Callable[[str], list[str | bytes]]
@@ -195,6 +202,7 @@ class Case:
     key: str
     name: str
     changes: int
+    record_key: str | None = None
 
 
 CASES: dict[str, Case] = {
@@ -207,6 +215,9 @@ CASES: dict[str, Case] = {
     "dts_canal_json": Case(_dts_canal, TABLE, "id", "name", 2),
     "qlik_json": Case(_qlik_json, TABLE.upper(), "ID", "NAME", 2),
     "qlik_avro": Case(_qlik_avro, TABLE.upper(), "ID", "NAME", 2),
+    "debezium_json": Case(
+        debezium_cases.cross_topic_messages, TABLE, "id", "name", 2, debezium_cases.CROSS_TOPIC_KEY
+    ),
 }
 
 EXPECTED_VERSIONS = ["a-insert", "b-insert", "a-update", "b-update"]
@@ -226,7 +237,7 @@ def write_dump(path: Path) -> Path:
                     "partition": 0,
                     "offset": offset,
                     "timestamp": T,
-                    "key": None,
+                    "key": case.record_key,
                 }
                 if isinstance(value, bytes):
                     record["value_base64"] = base64.b64encode(value).decode("ascii")

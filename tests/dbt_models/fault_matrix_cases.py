@@ -34,6 +34,7 @@ from cdc_lakehouse import formats
 from cdc_lakehouse.decode.json_text import MAX_JSON_DEPTH
 from cdc_lakehouse.formats.dts_avro import avro_writer as dts
 from cdc_lakehouse.formats.qlik import avro_writer as qlik
+from tests.dbt_models import debezium_cases
 
 PREFIX = "faults"
 UNREGISTERED_TOPIC = "faults.unregistered"
@@ -711,6 +712,7 @@ BUILDERS: dict[str, Callable[[str], tuple[Any, ...]]] = {
     "qlik_json": _qlik_json,
     "dts_avro": _dts_avro,
     "qlik_avro": _qlik_avro,
+    "debezium_json": debezium_cases.fault_builder,
 }
 """format -> its builder: ``build(format) -> (good, faults[, first records[, last records]])``
 with ``good(seq, row) -> bytes`` a valid message of table ``faults.<format>`` carrying
@@ -736,6 +738,12 @@ def _good_rows(format_: str) -> dict[int, dict[str, Any]]:
     return {**GOOD_ROWS, **NUMBER_ROWS}
 
 
+TOMBSTONE_FORMATS = frozenset({"debezium_json"})
+"""Formats whose Kafka NULL value is a tombstone (a control event), not an empty_value fault."""
+RECORD_KEYS: dict[str, str] = {"debezium_json": debezium_cases.FAULT_KEY}
+"""format -> the Kafka key of its topic's records (others: none)."""
+
+
 def _matrix() -> dict[str, tuple[list[bytes], list[Fault], list[bytes]]]:
     """format -> (good records, faults, records that must come first: Qlik metadata). Good
     records a builder adds after the rows of :func:`_good_rows` end the list."""
@@ -746,7 +754,10 @@ def _matrix() -> dict[str, tuple[list[bytes], list[Fault], list[bytes]]]:
         first = built[2] if len(built) > 2 else []
         last = built[3] if len(built) > 3 else []
         if formats.get(format_).value_encoding == "json":
-            faults = _generic(good) + faults
+            generic = _generic(good)
+            if format_ in TOMBSTONE_FORMATS:  # a Kafka NULL value is a tombstone, no fault
+                generic = [fault for fault in generic if fault.value is not None]
+            faults = generic + faults
         goods = [good(seq, row) for seq, row in _good_rows(format_).items()] + last
         out[format_] = (goods, faults, first)
     return out
@@ -803,7 +814,7 @@ def _line(topic_: str, offset: int, value: bytes | None) -> dict[str, Any]:
         "partition": 0,
         "offset": offset,
         "timestamp": T_MS,
-        "key": None,
+        "key": RECORD_KEYS.get(topic_.removeprefix(f"{PREFIX}.")),
     }
     if value is None:
         line["value"] = None

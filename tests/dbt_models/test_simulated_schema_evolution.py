@@ -27,6 +27,7 @@ SECOND_BATCH_CHANGES = {
     "qlik_avro": [WIDEN, DROP_NOTE],
     "dts_shareplex_json": [DROP_NOTE, TRUNCATE],
     "lindorm_debezium": [],
+    "debezium_json": [TRUNCATE],  # op t (PostgreSQL); no DDL otherwise
 }
 # formats whose messages declare column types: typed gold has every column typed
 TYPED = ("dataworks_json", "datahub_blob", "dts_canal_json", "dts_avro", "qlik_json", "qlik_avro")

@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from cdc_lakehouse import formats
 from cdc_lakehouse.decode.json_text import loads as exact_loads
 from cdc_lakehouse.decode.json_text import value_text as exact_text
 from cdc_lakehouse.formats.debezium import baseline
@@ -399,7 +400,9 @@ def test_positions_order_every_change_of_a_row() -> None:
     assert {o[1:3] for o in pg_orders} == {(0, 0)}
     assert [o[:3] for o in orders if ".shop." in o[5]] == positions
     assert all(o[3:5] == (2, i) for i, o in enumerate(orders))
-    array = [pa.array([o[i] for o in orders], kind) for i, kind in enumerate(baseline.ORDER_TYPES)]
+    kinds = formats.get("debezium_json").ordering_kinds()
+    arrow = {"int": pa.int64(), "text": pa.string()}
+    array = [pa.array([o[i] for o in orders], arrow[kind]) for i, kind in enumerate(kinds)]
     assert len(array) == len(orders[0]) == 6
 
 

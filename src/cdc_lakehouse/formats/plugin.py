@@ -10,9 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 ValueEncoding = Literal["json", "avro"]
+
+Value: TypeAlias = tuple[str, int, int, bytes | None]
+"""One Kafka record as a baseline decoder takes it: (topic, partition, offset, value bytes;
+None for a tombstone)."""
+Change: TypeAlias = tuple[str, tuple[Any, ...], bool, dict[str, Any]]
+"""One row change as a baseline decoder yields it: (table lower-case, ordering key tuple
+(:meth:`Format.ordering_tuple`), is a delete, row image column -> value as decoded: JSON values
+from orjson, texts for DTS Avro, Avro values for Qlik Avro)."""
 
 KAFKA_TAIL = ("partition", "offset")
 """The Kafka part that follows a format's own ordering parts in every ordering key: partition

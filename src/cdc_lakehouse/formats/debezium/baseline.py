@@ -11,9 +11,10 @@ itself). Same contract as the decoders of :mod:`.formats` (``lindorm_changes``).
   integer), which become their plain text with ``scale`` fraction digits (``-12.50``), as the
   project's decoder yields them. Schemaless decimals are already text
   (``decimal.handling.mode=string``).
-- Ordering key, one shape for both connectors: (major, minor, row, partition, offset, topic):
+- Ordering key: the plug-in's ordering rule (:data:`cdc_lakehouse.formats.debezium.ORDERING`,
+  :meth:`~cdc_lakehouse.formats.plugin.Format.ordering_tuple`), one shape for both connectors:
   PostgreSQL (``source.lsn``, 0, 0, ...); MySQL (number of ``source.file`` after its last
-  ``.``, ``source.pos``, ``source.row``, ...).
+  ``.``, ``source.pos``, ``source.row``, ...), then partition, offset, topic.
 
 Like the other baselines, a table without a key is not handled specially: the before image of
 its ``u`` (the identity the update removes) is not turned into a delete.
@@ -26,15 +27,13 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
-import pyarrow as pa
 
-from cdc_lakehouse.tools.bench.baselines.formats import Change, Value
+from cdc_lakehouse.formats.debezium import FORMATS
+from cdc_lakehouse.formats.plugin import Change, Value
+
+_ORDERING = FORMATS[0].ordering_tuple
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
-
-ORDER_TYPES: tuple[pa.DataType, ...] = (*(pa.int64(),) * 5, pa.string())
-"""Arrow types of the ordering key's parts: major, minor, row, partition, offset (int64),
-topic (string)."""
 
 
 def decimal_text(encoded: str, scale: int) -> str:
@@ -65,7 +64,8 @@ def decimal_scales(schema: Any, image: str) -> dict[str, int]:
 
 
 def changes(values: Iterable[Value]) -> Iterator[Change]:
-    """One :data:`~.formats.Change` per ``c`` / ``u`` / ``r`` / ``d`` event (module doc)."""
+    """One :data:`~cdc_lakehouse.formats.plugin.Change` per ``c`` / ``u`` / ``r`` / ``d`` event
+    (module doc)."""
     loads = orjson.loads
     for topic, partition, offset, raw in values:
         if not raw:
@@ -92,8 +92,18 @@ def changes(values: Iterable[Value]) -> Iterator[Change]:
             }
         source = message["source"]
         if source["connector"] == "mysql":
-            number = int(source["file"].rpartition(".")[2])
-            order = (number, source["pos"], source.get("row") or 0, partition, offset, topic)
+            position = int(source["file"].rpartition(".")[2])
+            log_offset, log_row = source["pos"], source.get("row") or 0
         else:
-            order = (source["lsn"], 0, 0, partition, offset, topic)
+            position, log_offset, log_row = source["lsn"], 0, 0
+        order = _ORDERING(
+            {
+                "log_position": position,
+                "log_offset": log_offset,
+                "log_row": log_row,
+                "partition": partition,
+                "offset": offset,
+                "topic": topic,
+            }
+        )
         yield source["table"].lower(), order, deleted, image

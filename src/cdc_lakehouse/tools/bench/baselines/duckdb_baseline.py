@@ -168,6 +168,44 @@ _EVENTS["lindorm_debezium"] = _Format(
     """,
 )
 
+# plain Debezium JSON (docs/formats.md 6): the payload under "payload" (schemas enabled) or the
+# value itself (schemaless); decimals of schema-enabled messages stay base64 (the benchmark
+# compares integer and text columns only)
+_EVENTS["debezium_json"] = _Format(
+    f"""
+    with messages as materialized (
+        select
+            topic,
+            partition,
+            "offset",
+            from_json(coalesce(json_extract(j, '$.payload'), j::json), '{{"op": "varchar",
+                "before": {_ROW}, "after": {_ROW}, "source": {{"table": "varchar",
+                "connector": "varchar", "lsn": "bigint", "file": "varchar", "pos": "bigint",
+                "row": "bigint"}}}}') as p
+        from src
+    )
+    select
+        lower(p['source']['table']) as tbl,
+        case
+            when p['source']['connector'] = 'mysql'
+                then cast(split_part(p['source']['file'], '.', -1) as bigint)
+            else p['source']['lsn']
+        end as log_position,
+        case when p['source']['connector'] = 'mysql' then p['source']['pos'] else 0 end
+            as log_offset,
+        case when p['source']['connector'] = 'mysql' then coalesce(p['source']['row'], 0) else 0
+            end as log_row,
+        partition,
+        "offset",
+        topic,
+        p['op'] = 'd' as is_delete,
+        null::json as base,
+        case when p['op'] = 'd' then p['before'] else p['after'] end as image
+    from messages
+    where p['op'] in ('c', 'u', 'r', 'd')
+    """,
+)
+
 _EVENTS["dts_shareplex_json"] = _Format(
     f"""
     with messages as materialized (

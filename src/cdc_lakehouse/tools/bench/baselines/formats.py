@@ -68,7 +68,9 @@ import orjson
 import pyarrow as pa
 
 from cdc_lakehouse import formats as manifest
+from cdc_lakehouse.formats.debezium import baseline as debezium_baseline
 from cdc_lakehouse.formats.dts_avro.avro_schema import PARSED_NEW, PARSED_OLD
+from cdc_lakehouse.formats.plugin import Change, Value
 from cdc_lakehouse.formats.qlik.avro_schema import ENVELOPE_SCHEMA, METADATA_SCHEMA
 from cdc_lakehouse.tools.simulate.generate import default_tables
 
@@ -93,12 +95,6 @@ _CANAL = manifest.get("dts_canal_json").ordering_tuple
 _QLIK = manifest.get("qlik_json").ordering_tuple
 _DTS_AVRO = manifest.get("dts_avro").ordering_tuple
 
-Value: TypeAlias = tuple[str, int, int, bytes | None]
-"""One Kafka record as the baselines take it: (topic, partition, offset, value bytes)."""
-Change: TypeAlias = tuple[str, tuple[Any, ...], bool, dict[str, Any]]
-"""One decoded row change: (table lower-case, ordering key tuple, is a delete, row image
-column -> value as decoded: JSON values from orjson, texts for DTS Avro, Avro values for
-Qlik Avro; :func:`text` renders them)."""
 Decoder: TypeAlias = Callable[[Iterable[Value]], Iterator[Change]]
 
 
@@ -529,8 +525,10 @@ DECODERS: dict[str, Decoder] = {
     "dts_canal_json": canal_changes,
     "qlik_json": qlik_json_changes,
     "qlik_avro": qlik_avro_changes,
+    "debezium_json": debezium_baseline.changes,
 }
-"""Registry format -> Python decoder of its values into :data:`Change` tuples."""
+"""Registry format -> Python decoder of its values into :data:`Change` tuples (a plug-in may
+hold its own: ``cdc_lakehouse.formats.<folder>.baseline``)."""
 
 _ARROW_KINDS = {"int": pa.int64(), "text": pa.string()}
 ORDER_TYPES: dict[str, tuple[pa.DataType, ...]] = {

@@ -101,6 +101,10 @@ _SCHEMAS: dict[str, str] = {
         message:struct<schemaId:string,lineage:struct<`table`:string>,data:{_ROW},
             headers:struct<operation:string,changeSequence:string>>>""",
 }
+_DEBEZIUM_PAYLOAD = f"""op:string,before:{_ROW},after:{_ROW},
+    source:struct<`table`:string,connector:string,lsn:bigint,file:string,pos:bigint,`row`:bigint>"""
+# plain Debezium JSON: the payload under "payload" (schemas enabled) or the value itself
+_SCHEMAS["debezium_json"] = f"struct<payload:struct<{_DEBEZIUM_PAYLOAD}>,{_DEBEZIUM_PAYLOAD}>"
 _SCHEMAS["datahub_blob"] = _SCHEMAS["dataworks_json"]
 
 # Per JSON format: SQL over the parsed messages (PARSED) giving ``tbl``, the ordering key's

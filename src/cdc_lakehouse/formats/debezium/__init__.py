@@ -1,0 +1,31 @@
+"""Plain Debezium JSON, as the open-source MySQL and PostgreSQL connectors write it through
+Kafka Connect's JsonConverter (docs/formats.md 6): decoded in SQL by the exact JSON function in
+``stg_debezium__events`` (decimals of a schema-enabled message by the JVM function
+``ConnectDecimal``); :mod:`.encoder_debezium_json` simulates it, :mod:`.baseline` decodes it
+for the benchmark's baselines.
+"""
+
+from cdc_lakehouse.formats.plugin import Format, OrderingPart
+
+# the ordering rule (docs/formats.md 6): the change's place in the source's log - PostgreSQL:
+# source.lsn, then 0, 0; MySQL: the binlog file's number (source.file after its last '.'),
+# source.pos, source.row (the row within a multi-row binlog event)
+ORDERING = (
+    OrderingPart("log_position", 20),
+    OrderingPart("log_offset", 20),
+    OrderingPart("log_row", 10),
+)
+
+FORMATS = (
+    Format(
+        name="debezium_json",
+        staging_folder="debezium",
+        decoder=None,
+        decoding_model="stg_debezium__events",
+        gold_folder="debezium",
+        type_family="debezium",
+        encoder="encoder_debezium_json",
+        value_encoding="json",
+        ordering=ORDERING,
+    ),
+)
