@@ -31,6 +31,10 @@ import pytest
 from tests.xdist_groups import GroupScheduling, run_order
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
+# The tests run on the examples (the bundled sample's and the tests' topics, declared keys and
+# typed gold models, sample_data/): switched on before any dbt parse, Spark session or
+# registry read of the session (cdc_lakehouse.registry.examples_enabled, dbt_project.yml).
+os.environ["CDC_EXAMPLES"] = "true"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -28,7 +28,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, NoReturn
 
 from cdc_lakehouse.cli_types import positive_float
-from cdc_lakehouse.registry import DEFAULT_REGISTRY
+from cdc_lakehouse.registry import DEFAULT_REGISTRY, EXAMPLE_REGISTRY, EXAMPLES_VARIABLE
 from cdc_lakehouse.settings import ConfigError, load_settings
 
 if TYPE_CHECKING:
@@ -133,7 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=DEFAULT_REGISTRY,
         metavar="CSV",
-        help=f"topic registry (default {DEFAULT_REGISTRY})",
+        help=f"topic registry (default {DEFAULT_REGISTRY}); with {EXAMPLES_VARIABLE}=true the "
+        f"example topics of {EXAMPLE_REGISTRY} too (a topic in both: this file's row)",
     )
     parser.add_argument(
         "--table", default=DEFAULT_TABLE, help=f"target table (default {DEFAULT_TABLE})"

@@ -23,7 +23,12 @@ from cdc_lakehouse.kafka.client import (
     KafkaSourceError,
     parse_properties,
 )
-from cdc_lakehouse.registry import DEFAULT_REGISTRY, load_registry
+from cdc_lakehouse.registry import (
+    DEFAULT_REGISTRY,
+    EXAMPLE_REGISTRY,
+    EXAMPLES_VARIABLE,
+    load_registry,
+)
 from cdc_lakehouse.settings import ConfigError
 
 QUEUE_FULL_POLL_S = 0.1
@@ -153,7 +158,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--bootstrap-servers", required=True, metavar="HOST:PORT")
     parser.add_argument("--dump", required=True, type=Path, metavar="PATH")
-    parser.add_argument("--registry", type=Path, default=DEFAULT_REGISTRY, metavar="CSV")
+    parser.add_argument(
+        "--registry",
+        type=Path,
+        default=DEFAULT_REGISTRY,
+        metavar="CSV",
+        help=f"topic registry (default {DEFAULT_REGISTRY}); with {EXAMPLES_VARIABLE}=true the "
+        f"example topics of {EXAMPLE_REGISTRY} too",
+    )
     parser.add_argument(
         "--partitions",
         type=int,
