@@ -1,11 +1,12 @@
 """The topic registry: which Kafka topics exist and their format.
 
-The user's registry is ``seeds/cdc_topics.csv`` (shipped with its header only). When the
-environment variable ``CDC_EXAMPLES`` is true (:func:`examples_enabled`, the one place that
-reads it; ``make demo`` and ``make test`` set it), the example registry
+The user's registry is the project's ``seeds/cdc_topics.csv`` (shipped with its header only).
+When the environment variable ``CDC_EXAMPLES`` is true (:func:`examples_enabled`, the one place
+that reads it; ``make demo`` and ``make test`` set it), the project's example registry
 ``sample_data/seeds/cdc_example_topics.csv`` (the bundled sample's and the tests' topics) is read
-after it: a topic in both keeps the user's row. :func:`load_registry` reads both; the ingest
-job, ``python -m cdc_lakehouse.kafka.produce`` and the benchmark use it.
+after it: a topic in both keeps the user's row. Another registry file (``--registry PATH`` not
+named ``seeds/cdc_topics.csv``) is read alone. :func:`load_registry` does this; the ingest job,
+``python -m cdc_lakehouse.kafka.produce`` and the benchmark use it.
 
 One row per topic. Columns (contract of ``docs/architecture.md``):
 
@@ -58,12 +59,15 @@ def registry_files(
     path: Path | str | None = None, project_dir: Path | str | None = None
 ) -> tuple[Path, ...]:
     """The registry files :func:`load_registry` reads, in order: the user's (``path``, default
-    ``<project_dir>/seeds/cdc_topics.csv``), then the example registry
-    ``<project_dir>/sample_data/seeds/cdc_example_topics.csv`` when :func:`examples_enabled`.
-    ``project_dir`` defaults to the current directory (the project root)."""
+    ``<project_dir>/seeds/cdc_topics.csv``; ``project_dir`` defaults to the current directory,
+    the project root), then, when it is a project's registry (a file ``seeds/cdc_topics.csv``)
+    and :func:`examples_enabled`, that project's example registry
+    ``sample_data/seeds/cdc_example_topics.csv``. Any other file is read alone."""
     base = Path(project_dir) if project_dir is not None else Path()
     user = Path(path) if path is not None else base / DEFAULT_REGISTRY
-    return (user, base / EXAMPLE_REGISTRY) if examples_enabled() else (user,)
+    if (user.parent.name, user.name) != DEFAULT_REGISTRY.parts or not examples_enabled():
+        return (user,)
+    return (user, user.parent.parent / EXAMPLE_REGISTRY)
 
 
 @dataclass(frozen=True)
@@ -81,9 +85,10 @@ def load_registry(
     path: Path | str | None = None, project_dir: Path | str | None = None
 ) -> dict[str, TopicConfig]:
     """Read the topic registry: the user's CSV at ``path`` (default ``seeds/cdc_topics.csv`` of
-    ``project_dir``, default the current directory) and, when ``CDC_EXAMPLES`` is true, the
-    example registry after it (:func:`registry_files`). A topic listed in both keeps the
-    user's row; a topic listed twice in one file is an error.
+    ``project_dir``, default the current directory) and, when it is a project's
+    ``seeds/cdc_topics.csv`` and ``CDC_EXAMPLES`` is true, the project's example registry after
+    it (:func:`registry_files`). A topic listed in both keeps the user's row; a topic listed
+    twice in one file is an error.
 
     Returns:
         topic name -> :class:`TopicConfig` (the user's topics first).

@@ -105,16 +105,13 @@ def test_the_users_row_wins_over_the_examples(tmp_path, monkeypatch):
     assert list(topics) == ["dts.sample.canal", "mine", "example"]
     assert topics["dts.sample.canal"].format == "dts_avro"
     assert topics["dts.sample.canal"].source_dialect == "oracle"
-    # an explicit registry file replaces the user's, the examples still come after it
+    # the project's registry named by its path: the same; any other file is read alone
+    assert load_registry(tmp_path / "seeds" / "cdc_topics.csv") == topics
     other = tmp_path / "other.csv"
     other.write_text("topic,format\nthird,dts_avro\n")
-    assert list(load_registry(other, project_dir=tmp_path)) == [
-        "third",
-        "dts.sample.canal",
-        "example",
-    ]
-    monkeypatch.setenv("CDC_EXAMPLES", "false")
     assert list(load_registry(other, project_dir=tmp_path)) == ["third"]
+    monkeypatch.setenv("CDC_EXAMPLES", "false")
+    assert list(load_registry(project_dir=tmp_path)) == ["dts.sample.canal", "mine"]
 
 
 @pytest.mark.parametrize(

@@ -133,8 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=DEFAULT_REGISTRY,
         metavar="CSV",
-        help=f"topic registry (default {DEFAULT_REGISTRY}); with {EXAMPLES_VARIABLE}=true the "
-        f"example topics of {EXAMPLE_REGISTRY} too (a topic in both: this file's row)",
+        help=f"topic registry (default {DEFAULT_REGISTRY}); with {EXAMPLES_VARIABLE}=true a "
+        f"project's seeds/cdc_topics.csv gets the example topics of its {EXAMPLE_REGISTRY} "
+        "too (a topic in both: the registry's row); another file is read alone",
     )
     parser.add_argument(
         "--table", default=DEFAULT_TABLE, help=f"target table (default {DEFAULT_TABLE})"

@@ -163,8 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         default=DEFAULT_REGISTRY,
         metavar="CSV",
-        help=f"topic registry (default {DEFAULT_REGISTRY}); with {EXAMPLES_VARIABLE}=true the "
-        f"example topics of {EXAMPLE_REGISTRY} too",
+        help=f"topic registry (default {DEFAULT_REGISTRY}); with {EXAMPLES_VARIABLE}=true a "
+        f"project's seeds/cdc_topics.csv gets the example topics of its {EXAMPLE_REGISTRY} too",
     )
     parser.add_argument(
         "--partitions",
