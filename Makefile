@@ -63,6 +63,11 @@ $(STAMP): pyproject.toml requirements.lock jvm/spark/pom.xml jvm/kafka/pom.xml j
 	$(BIN)/python -m cdc_lakehouse.runtime.jars install
 	touch $(STAMP)
 
+# The examples (the bundled sample's and the tests' topics, declared keys and typed gold models:
+# sample_data/seeds, sample_data/models) are switched on for the targets that run on the
+# sample or the tests; CDC_EXAMPLES=false in the environment keeps them off.
+demo ingest build test bench demo-kafka demo-live: export CDC_EXAMPLES ?= true
+
 ## demo: ingest the bundled sample dump, build every model, print rows per layer and gold rows
 demo: install
 	$(BIN)/python -m ingest --dump $(SAMPLE_DUMP)
@@ -147,6 +152,8 @@ ci-changed: install
 	$(DBT) build $(DBT_ARGS) --target ci --select state:modified+ --defer --favor-state \
 		--state $(STATE)
 else
+# on a fresh lake with $(CI_DUMP) (the sample dump by default): the examples switched on
+ci-changed: export CDC_EXAMPLES ?= true
 ci-changed: install
 	rm -rf $(CI_LAKE)
 	CDC_LAKE_DIR=$(CI_LAKE) $(BIN)/python -m ingest --dump $(CI_DUMP)

@@ -68,10 +68,10 @@
             split(coalesce(table_keys.key_columns, topic_keys.key_columns), '[|]'), k -> trim(k)
         ) as declared_key_columns
     from {{ relation }}
-    left join {{ ref('cdc_declared_keys') }} as table_keys
+    left join {{ ref('stg_bronze__declared_keys') }} as table_keys
         on {{ relation }}.topic = table_keys.topic
         and {{ relation }}.{{ table_column }} = table_keys.source_table
-    left join {{ ref('cdc_declared_keys') }} as topic_keys
+    left join {{ ref('stg_bronze__declared_keys') }} as topic_keys
         on {{ relation }}.topic = topic_keys.topic
         and topic_keys.source_table = '*'
 {%- endmacro %}

@@ -18,7 +18,7 @@ staging_events as (
 ),
 
 cdc_topics as (
-    select * from {{ ref('cdc_topics') }}
+    select * from {{ ref('stg_bronze__topics') }}
 ),
 
 records as (

@@ -39,7 +39,7 @@
 with
 
 cdc_topics as (
-    select * from {{ ref('cdc_topics') }}
+    select * from {{ ref('stg_bronze__topics') }}
 ),
 
 change_events as (

@@ -11,7 +11,6 @@ project again).
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -20,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from cdc_lakehouse.formats.registry import load_registry
 from tests.dbt_models.freshness_cases import HEARTBEATS_TOPIC, NEWEST_HEARTBEAT, SILENT_TOPIC
 
 WARN_AFTER_S = 60
@@ -108,8 +108,7 @@ def test_the_view_measures_against_the_current_utc_time(spark, built_lake):
 
 
 def test_every_registry_topic_has_one_topic_row(fresh, project_dir: Path):
-    with (project_dir / "seeds" / "cdc_topics.csv").open(newline="", encoding="utf-8") as f:
-        registry = {row["topic"] for row in csv.DictReader(f)}
+    registry = set(load_registry(project_dir=project_dir))
     registered = {topic for (_, topic), row in fresh["topics"].items() if row.is_registered}
     assert registered == registry
     assert {row.measured_at for row in fresh["rows"]} == {

@@ -20,6 +20,8 @@ def test_an_unchanged_seed_is_not_loaded_again(run_dbt, table_property, built_la
     assert _seed(run_dbt) == {
         "cdc_topics": "unchanged",
         "cdc_declared_keys": "unchanged",
+        "cdc_example_topics": "unchanged",
+        "cdc_example_declared_keys": "unchanged",
         "cdc_type_mappings": "unchanged",
     }
 
@@ -41,6 +43,12 @@ def test_a_seed_whose_table_holds_another_checksum_is_loaded(
 
 def test_a_full_refresh_loads_every_seed(run_dbt, built_lake) -> None:
     loaded = _seed(run_dbt, "--full-refresh")
-    assert sorted(loaded) == ["cdc_declared_keys", "cdc_topics", "cdc_type_mappings"]
+    assert sorted(loaded) == [
+        "cdc_declared_keys",
+        "cdc_example_declared_keys",
+        "cdc_example_topics",
+        "cdc_topics",
+        "cdc_type_mappings",
+    ]
     assert all(message.startswith("CREATE ") for message in loaded.values()), loaded
     assert _seed(run_dbt)["cdc_topics"] == "unchanged"

@@ -27,7 +27,7 @@ def _copy_project(project_dir: Path, to: Path) -> Path:
     """The dbt project (no lake, target, Python sources) copied to ``to``."""
     for name in ("dbt_project.yml", "profiles.yml"):
         shutil.copy2(project_dir / name, to / name)
-    for name in ("models", "python_models", "macros", "seeds", "tests/dbt"):
+    for name in ("models", "python_models", "macros", "seeds", "sample_data/seeds", "tests/dbt"):
         shutil.copytree(project_dir / name, to / name)
     return to
 

@@ -47,6 +47,8 @@ PROJECT_FILES = (
     "python_models",
     "macros",
     "seeds",
+    "sample_data/seeds",
+    "sample_data/models",
     "tests/dbt",
 )
 """What a copy of the dbt project needs (the adapter and the package come from the venv)."""

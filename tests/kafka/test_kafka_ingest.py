@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from pyspark.errors import StreamingQueryException
 
-from cdc_lakehouse.formats.registry import DEFAULT_REGISTRY, load_registry
+from cdc_lakehouse.formats.registry import DEFAULT_REGISTRY, EXAMPLE_REGISTRY, load_registry
 from cdc_lakehouse.runtime.settings import ConfigError
 from cdc_lakehouse.tools.kafka.client import MissingOffsetsError
 from cdc_lakehouse.tools.kafka.produce import create_topics as create_dump_topics
@@ -307,7 +307,10 @@ def test_kafka_and_the_dump_of_the_same_records_give_the_same_bronze_rows(
     topics = ["k.same.a", "k.same.b"]
     registry = tmp_path / "topics.csv"
     extra = [f"{t},dataworks_json,mysql,false,kafka test topic" for t in topics]
-    registry.write_text(DEFAULT_REGISTRY.read_text().rstrip("\n") + "\n" + "\n".join(extra))
+    # the project's registry and its example topics (the sample's), then the test's topics
+    examples = EXAMPLE_REGISTRY.read_text().splitlines()[1:]
+    lines = [*DEFAULT_REGISTRY.read_text().splitlines(), *examples, *extra]
+    registry.write_text("\n".join(lines) + "\n")
     registry_topics = load_registry(registry)
     dump_records = load_dump(sample, registry_topics)
     sample_topics = sorted({r.topic for r in dump_records})

@@ -13,16 +13,27 @@ PROJECT = Path(__file__).resolve().parents[2]
 
 
 def test_the_project_copy_has_what_dbt_reads_and_no_typed_gold(tmp_path: Path) -> None:
-    shipped = sorted((PROJECT / tables_bench.TYPED_GOLD).rglob("*.sql"))
+    shipped = sorted((PROJECT / tables_bench.EXAMPLE_TYPED_GOLD).rglob("*.sql"))
     assert shipped, "the checkout ships typed gold models of the samples"
+    users = sorted((PROJECT / tables_bench.TYPED_GOLD).rglob("*.sql"))
     copy = tables_bench.copy_project(PROJECT, tmp_path / "project")
     assert (copy / "dbt_project.yml").read_text() == (PROJECT / "dbt_project.yml").read_text()
     assert (copy / "profiles.yml").is_file()
-    for folder in ("models/staging", "models/silver", "macros", "seeds", "tests/dbt/generic"):
+    for folder in (
+        "models/staging",
+        "models/silver",
+        "macros",
+        "seeds",
+        "sample_data/seeds",
+        "tests/dbt/generic",
+    ):
         assert (copy / folder).is_dir(), folder
     assert not (copy / "tests" / "unit").exists(), "pytest's tests are not dbt's"
+    assert not (copy / "sample_data" / "models").exists(), "the examples' typed gold"
+    assert not (copy / "sample_data" / "dump").exists()
     assert list((copy / tables_bench.TYPED_GOLD).iterdir()) == []
-    assert sorted((PROJECT / tables_bench.TYPED_GOLD).rglob("*.sql")) == shipped
+    assert sorted((PROJECT / tables_bench.EXAMPLE_TYPED_GOLD).rglob("*.sql")) == shipped
+    assert sorted((PROJECT / tables_bench.TYPED_GOLD).rglob("*.sql")) == users
     # copying again replaces the copy (a second run in the same work dir)
     (copy / tables_bench.TYPED_GOLD / "stale.sql").write_text("select 1")
     tables_bench.copy_project(PROJECT, copy)

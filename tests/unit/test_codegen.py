@@ -207,7 +207,18 @@ def test_dataworks_model_sql_and_yml(mappings):
     # public, with an enforced contract of the columns' Spark types (docs/how-to/contracts.md
     # "How to change a public model: contracts and access")
     (model,) = yaml.safe_load(yml)["models"]
-    assert model["config"] == {"access": "public", "contract": {"enforced": True}}
+    # meta cdc_typed_gold: what it was generated from, read by the stale-model warning
+    # (tests/dbt/assert_typed_gold_matches_the_newest_schema.sql)
+    assert model["config"] == {
+        "access": "public",
+        "contract": {"enforced": True},
+        "meta": {
+            "cdc_typed_gold": {
+                "source": "'dataworks_json', 'shop', null, 'orders'",
+                "schema_version": "'1'",
+            }
+        },
+    }
     types = {column["name"]: column["data_type"] for column in model["columns"]}
     assert types["ts"] == "timestamp" and types["bindata"] == "binary", types
     assert '"Source column binData: BYTES -> binary (from base64' in yml

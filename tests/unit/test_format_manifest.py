@@ -17,11 +17,12 @@ import pytest
 import yaml
 
 from cdc_lakehouse import formats
+from cdc_lakehouse.codegen.cli import EXAMPLES_OUT
 from cdc_lakehouse.codegen.gold_tables import folder_of
 from cdc_lakehouse.codegen.type_mapping import FORMAT_FAMILIES
 from cdc_lakehouse.decode.staging_model import FactoryError, decode_records
 from cdc_lakehouse.formats import dbt_side
-from cdc_lakehouse.formats.registry import FORMATS
+from cdc_lakehouse.formats.registry import EXAMPLE_REGISTRY, FORMATS
 from cdc_lakehouse.tools.simulate.encoders import ENCODERS
 from cdc_lakehouse.tools.simulate.generate import SimulationConfig, generate
 
@@ -29,6 +30,8 @@ PROJECT = Path(__file__).resolve().parents[2]
 STAGING = PROJECT / "models" / "staging"
 PYTHON_STAGING = PROJECT / "python_models" / "staging"  # the dbt Python models, same folders
 GOLD_TABLES = PROJECT / "models" / "gold" / "tables"
+# the typed gold models of the examples (the bundled sample's and the tests' tables)
+EXAMPLE_GOLD_TABLES = PROJECT / EXAMPLES_OUT
 FOLDERS = formats.staging_folders()
 NOT_A_FORMAT_FOLDER = {"bronze"}  # the bronze records view and the bronze source
 
@@ -129,7 +132,9 @@ def test_every_staging_folder_belongs_to_a_format():
     on_disk = {path.name for path in subfolders(STAGING)}
     assert on_disk - NOT_A_FORMAT_FOLDER == set(FOLDERS)
     project = yaml.safe_load((PROJECT / "dbt_project.yml").read_text("utf-8"))
-    assert project["model-paths"] == ["models", "python_models"]
+    # sample_data/models: the examples' typed gold models (no staging folder)
+    assert project["model-paths"] == ["models", "python_models", "sample_data/models"]
+    assert [p.name for p in subfolders(PROJECT / "sample_data" / "models")] == ["gold"]
     assert {path.name for path in subfolders(PYTHON_STAGING)} <= set(FOLDERS)
     assert not list((PROJECT / "models").rglob("*.py")), "dbt Python models go in python_models/"
 
@@ -176,7 +181,7 @@ def test_the_dbt_side_is_generated_fresh_from_the_plug_ins(tmp_path):
     stale = dbt_side.stale(PROJECT, formats.MANIFEST)
     assert not stale, f"stale: {stale}; run `{dbt_side.COMMAND}`"
     # and the check names a file that a hand edit made stale, with the command
-    for path in (dbt_side.PROJECT_FILE, dbt_side.SEEDS_FILE, dbt_side.MACRO_FILE):
+    for path in (dbt_side.PROJECT_FILE, dbt_side.REGISTRY_MODELS_FILE, dbt_side.MACRO_FILE):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text((PROJECT / path).read_text("utf-8"), "utf-8")
     edited = (tmp_path / dbt_side.PROJECT_FILE).read_text("utf-8")
@@ -210,7 +215,8 @@ def test_dbt_project_enables_each_staging_folder_by_its_manifest_formats():
 
 def test_typed_gold_folders_follow_the_manifest():
     by_folder = {fmt.gold_folder: fmt for fmt in formats.MANIFEST}
-    for path in subfolders(GOLD_TABLES):
+    assert subfolders(EXAMPLE_GOLD_TABLES), "the examples' typed gold models"
+    for path in [*subfolders(GOLD_TABLES), *subfolders(EXAMPLE_GOLD_TABLES)]:
         assert path.name in by_folder, f"{path} is no format's gold_folder"
         assert (path / f"_{path.name}__models.yml").is_file()
         for sql in path.glob("*.sql"):
@@ -221,11 +227,14 @@ def test_typed_gold_folders_follow_the_manifest():
 
 
 def test_registry_topics_use_manifest_formats_and_every_format_has_a_topic():
-    with (PROJECT / "seeds" / "cdc_topics.csv").open(newline="", encoding="utf-8") as handle:
-        used = {row["format"] for row in csv.DictReader(handle)}
+    used = set()
+    for registry in (PROJECT / "seeds" / "cdc_topics.csv", PROJECT / EXAMPLE_REGISTRY):
+        with registry.open(newline="", encoding="utf-8") as handle:
+            used |= {row["format"] for row in csv.DictReader(handle)}
     assert used == set(formats.NAMES)
-    seed = yaml_models(PROJECT / "seeds" / "_seeds__models.yml")["cdc_topics"]  # dbt's test
-    assert accepted_values(seed, "format") == list(formats.NAMES)
+    # dbt's test: on the union of the user's and the example seeds
+    union = yaml_models(PROJECT / dbt_side.REGISTRY_MODELS_FILE)["stg_bronze__topics"]
+    assert accepted_values(union, "format") == list(formats.NAMES)
 
 
 def test_type_families_are_in_the_seed_and_codegen_reads_them():

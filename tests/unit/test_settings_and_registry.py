@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse.formats.registry import FORMATS, load_registry
+from cdc_lakehouse.formats.registry import (
+    EXAMPLE_REGISTRY,
+    FORMATS,
+    examples_enabled,
+    load_registry,
+    registry_files,
+)
 from cdc_lakehouse.runtime.jars import JarsMissingError, class_path, jars_dir
 from cdc_lakehouse.runtime.settings import ConfigError, load_settings
 from cdc_lakehouse.runtime.spark_session import extra_jars, spark_conf
@@ -62,10 +68,53 @@ def test_missing_jars_say_to_run_make_install(tmp_path, monkeypatch):
 
 
 def test_project_registry_is_valid():
-    topics = load_registry(PROJECT / "seeds" / "cdc_topics.csv")
+    topics = load_registry(project_dir=PROJECT)  # tests/conftest.py: CDC_EXAMPLES=true
     assert {t.format for t in topics.values()} <= set(FORMATS)
     assert topics["dataworks.sample.mysql"].format == "dataworks_json"
     assert topics["datahub.sample.yunshi_db"].format == "datahub_blob"
+
+
+def test_the_users_registry_ships_empty_and_the_examples_are_switched_on(monkeypatch):
+    with (PROJECT / "seeds" / "cdc_topics.csv").open(encoding="utf-8") as handle:
+        assert handle.read().splitlines() == [
+            "topic,format,source_dialect,canal_legacy_swap,description"
+        ]
+    with (PROJECT / "seeds" / "cdc_declared_keys.csv").open(encoding="utf-8") as handle:
+        assert handle.read().splitlines() == ["topic,source_table,key_columns,description"]
+    monkeypatch.setenv("CDC_EXAMPLES", "false")
+    assert load_registry(project_dir=PROJECT) == {}
+    assert registry_files(project_dir=PROJECT) == (PROJECT / "seeds" / "cdc_topics.csv",)
+    monkeypatch.setenv("CDC_EXAMPLES", "")
+    assert not examples_enabled()
+    monkeypatch.setenv("CDC_EXAMPLES", "TRUE")
+    assert examples_enabled()
+    assert registry_files(project_dir=PROJECT)[1] == PROJECT / EXAMPLE_REGISTRY
+    monkeypatch.setenv("CDC_EXAMPLES", "yes")
+    with pytest.raises(ConfigError, match="CDC_EXAMPLES='yes' is not true or false"):
+        load_registry(project_dir=PROJECT)
+
+
+def test_the_users_row_wins_over_the_examples(tmp_path, monkeypatch):
+    monkeypatch.setenv("CDC_EXAMPLES", "true")
+    (tmp_path / "seeds").mkdir()
+    (tmp_path / "seeds" / "cdc_topics.csv").write_text(
+        "topic,format,source_dialect\ndts.sample.canal,dts_avro,oracle\nmine,qlik_json,\n"
+    )
+    (tmp_path / EXAMPLE_REGISTRY).parent.mkdir(parents=True)
+    (tmp_path / EXAMPLE_REGISTRY).write_text(
+        "topic,format\ndts.sample.canal,dts_canal_json\nexample,dts_avro\n"
+    )
+    topics = load_registry(project_dir=tmp_path)
+    assert list(topics) == ["dts.sample.canal", "mine", "example"]
+    assert topics["dts.sample.canal"].format == "dts_avro"
+    assert topics["dts.sample.canal"].source_dialect == "oracle"
+    # the project's registry named by its path: the same; any other file is read alone
+    assert load_registry(tmp_path / "seeds" / "cdc_topics.csv") == topics
+    other = tmp_path / "other.csv"
+    other.write_text("topic,format\nthird,dts_avro\n")
+    assert list(load_registry(other, project_dir=tmp_path)) == ["third"]
+    monkeypatch.setenv("CDC_EXAMPLES", "false")
+    assert list(load_registry(project_dir=tmp_path)) == ["dts.sample.canal", "mine"]
 
 
 @pytest.mark.parametrize(

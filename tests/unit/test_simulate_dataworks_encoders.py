@@ -36,7 +36,7 @@ from cdc_lakehouse.tools.simulate.history import (
     Truncate,
 )
 
-SEEDS = Path(__file__).resolve().parents[2] / "seeds"
+EXAMPLE_SEEDS = Path(__file__).resolve().parents[2] / "sample_data" / "seeds"
 
 KINDS = TableSpec(
     "shop",
@@ -530,7 +530,7 @@ SIM_TABLES = (
 
 
 def test_every_topic_of_the_simulator_is_registered_with_its_format():
-    with (SEEDS / "cdc_topics.csv").open(encoding="utf-8") as handle:
+    with (EXAMPLE_SEEDS / "cdc_example_topics.csv").open(encoding="utf-8") as handle:
         registry = {row["topic"]: row["format"] for row in csv.DictReader(handle)}
     hist = History(SIM_TABLES)
     for name in ("dataworks_json", "datahub_blob", "datahub_tuple", "lindorm_debezium"):
@@ -541,7 +541,7 @@ def test_every_topic_of_the_simulator_is_registered_with_its_format():
 
 
 def test_tables_whose_messages_carry_no_key_have_declared_keys():
-    with (SEEDS / "cdc_declared_keys.csv").open(encoding="utf-8") as handle:
+    with (EXAMPLE_SEEDS / "cdc_example_declared_keys.csv").open(encoding="utf-8") as handle:
         declared = {
             (r["topic"], r["source_table"]): r["key_columns"] for r in csv.DictReader(handle)
         }

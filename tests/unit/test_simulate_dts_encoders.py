@@ -438,7 +438,7 @@ def test_dts_canal_value_texts() -> None:
 def test_topics_are_registered(name: str) -> None:
     module = ENCODERS[name]
     assert name == module.FORMAT
-    with (REPO / "seeds" / "cdc_topics.csv").open(newline="") as handle:
+    with (REPO / "sample_data" / "seeds" / "cdc_example_topics.csv").open(newline="") as handle:
         registry = {row["topic"]: row for row in csv.DictReader(handle)}
     for topic in module.topics(HISTORY, "sim"):
         assert topic in registry

@@ -359,7 +359,7 @@ def test_truncate_is_refused(module: Any) -> None:
 
 def test_registry_interface_and_topics() -> None:
     assert set(ENCODERS) >= {"qlik_json", "qlik_avro"}
-    registry = load_registry(ROOT / "seeds" / "cdc_topics.csv")
+    registry = load_registry(project_dir=ROOT)
     for fmt in ("qlik_json", "qlik_avro"):
         module = ENCODERS[fmt]
         assert fmt == module.FORMAT

@@ -13,7 +13,7 @@ kafka_records as (
 ),
 
 cdc_topics as (
-    select * from {{ ref('cdc_topics') }}
+    select * from {{ ref('stg_bronze__topics') }}
 ),
 
 final as (

@@ -5,6 +5,12 @@ Usage::
     python -m cdc_lakehouse.codegen gold-tables [--format F ...] [--table T ...]
         [--out models/gold/tables] [--check] [--force]
 
+The examples' typed models (the bundled sample's and the tests' tables, enabled with
+``CDC_EXAMPLES=true``) live in ``sample_data/models/gold/tables/examples``: ``--out`` that
+directory refreshes them. The build warns about a typed model whose table has a newer schema
+version than the one it was generated from (the singular data test
+``assert_typed_gold_matches_the_newest_schema``), naming this command.
+
 Reads ``silver.table_schemas``, ``silver.change_events`` and the seed
 ``bronze.cdc_type_mappings`` from the lake at ``CDC_LAKE_DIR`` (run ingest and ``dbt build``
 first; the Derby metastore admits one process at a time), and writes per source table
@@ -55,6 +61,9 @@ from cdc_lakehouse.runtime import spark_session
 from cdc_lakehouse.runtime.settings import ConfigError
 
 DEFAULT_OUT = Path("models") / "gold" / "tables"
+EXAMPLES_OUT = Path("sample_data") / "models" / "gold" / "tables" / "examples"
+"""Where the examples' typed gold models live (the bundled sample's and the tests' tables,
+enabled with ``CDC_EXAMPLES=true``): refresh them with ``--out`` this directory."""
 NAME_MAX_BYTES = 255
 """Bytes of one file name at most (Linux file systems, APFS, NTFS)."""
 STAGING_PREFIX = ".gold-tables-staging-"

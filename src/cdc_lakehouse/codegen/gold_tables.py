@@ -500,6 +500,12 @@ def sql_style(expression: str) -> str:
     return _SQL_DECIMAL.sub(r"decimal(\1, \2)", expression)
 
 
+def _version_literal(model: TableModel) -> str:
+    """The schema version the model was generated from as a Spark SQL literal (``null``: the
+    table declares none)."""
+    return "null" if model.schema_version is None else sql_literal(model.schema_version)
+
+
 def render_model_sql(model: TableModel) -> str:
     """The model file text (with its generated header)."""
     table = model.table
@@ -640,6 +646,13 @@ def render_folder_yml(folder: str, models: Sequence[TableModel]) -> str:
             "    config:",
             "      access: public",
             "      contract: {enforced: true}",
+            # what the model was generated from, as Spark SQL literals: the singular test
+            # tests/dbt/assert_typed_gold_matches_the_newest_schema.sql warns when the table's
+            # newest schema version in silver.table_schemas is another one
+            "      meta:",
+            "        cdc_typed_gold:",
+            f"          source: {_q(_identity_literals(model.table))}",
+            f"          schema_version: {_q(_version_literal(model))}",
             "    columns:",
         ]
         for column in model.columns:

@@ -5,7 +5,8 @@
   (oldest first by ``first_seen_ordering_key``), the columns of the change images in first-seen
   order (by ordering key, then position in the image), the key silver used for the latest
   change (unless it was ``all_columns``), the message's source type (``source_db_type``) and the
-  registry ``source_dialect`` of the table's topic (``bronze.cdc_topics``).
+  registry ``source_dialect`` of the table's topic (``silver.stg_bronze__topics``: the user's
+  registry seed and, with ``CDC_EXAMPLES=true``, the example topics).
 - :func:`read_mappings`: the seed table ``bronze.cdc_type_mappings``.
 
 Raises :class:`MissingTableError` when a table is not in the lake (ingest / dbt not run).
@@ -22,7 +23,12 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 MAPPINGS_TABLE = "bronze.cdc_type_mappings"
-REQUIRED_TABLES = ("silver.change_events", "silver.table_schemas", MAPPINGS_TABLE)
+REQUIRED_TABLES = (
+    "silver.change_events",
+    "silver.table_schemas",
+    "silver.stg_bronze__topics",
+    MAPPINGS_TABLE,
+)
 _IDENTITY = "source_format, source_database, source_schema, source_table"
 
 _VERSIONS_SQL = f"""
@@ -42,7 +48,7 @@ topics as (
         -- dbt-spark's session seed loader writes an empty CSV field as the text None
         case when trim(source_dialect) not in ('', 'None') then trim(source_dialect) end
             as source_dialect
-    from bronze.cdc_topics
+    from silver.stg_bronze__topics
 )
 select
     {_IDENTITY},

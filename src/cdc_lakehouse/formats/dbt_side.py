@@ -11,7 +11,8 @@ dbt reads Jinja and YAML, not Python, so three pieces of the project repeat the 
   turns into the events model's ordering key.
 - ``dbt_project.yml``: each staging folder's ``+enabled`` (built when var ``cdc_formats`` is
   unset or lists one of its formats), between the lines :data:`BEGIN` and :data:`END`.
-- ``seeds/_seeds__models.yml``: the registry seed's accepted ``format`` values, likewise.
+- ``models/staging/bronze/_bronze__models.yml``: the accepted ``format`` values of the topic
+  registry model ``stg_bronze__topics`` (the user's and the example seeds), likewise.
 
 ``python -m cdc_lakehouse.formats generate`` rewrites them; ``python -m cdc_lakehouse.formats
 check`` (``make check-generated``, run by ``make test``) exits 1 naming each stale file.
@@ -32,7 +33,7 @@ END = "# <<< generated"
 COMMAND = "python -m cdc_lakehouse.formats generate"
 MACRO_FILE = Path("macros/cdc_format_plugins.sql")
 PROJECT_FILE = Path("dbt_project.yml")
-SEEDS_FILE = Path("seeds/_seeds__models.yml")
+REGISTRY_MODELS_FILE = Path("models/staging/bronze/_bronze__models.yml")
 
 
 class GeneratedFileError(ValueError):
@@ -119,7 +120,7 @@ def enabled_lines(manifest: Sequence[Format]) -> list[str]:
 
 
 def accepted_formats_lines(manifest: Sequence[Format]) -> list[str]:
-    """The ``format:`` accepted values line of the registry seed's ``column_checks``."""
+    """The ``format:`` accepted values line of ``stg_bronze__topics``' ``column_checks``."""
     return [f"format: [{', '.join(fmt.name for fmt in manifest)}]"]
 
 
@@ -149,8 +150,10 @@ def expected(root: Path, manifest: Sequence[Format]) -> dict[Path, str]:
         PROJECT_FILE: replace_block(
             (root / PROJECT_FILE).read_text("utf-8"), enabled_lines(manifest), PROJECT_FILE
         ),
-        SEEDS_FILE: replace_block(
-            (root / SEEDS_FILE).read_text("utf-8"), accepted_formats_lines(manifest), SEEDS_FILE
+        REGISTRY_MODELS_FILE: replace_block(
+            (root / REGISTRY_MODELS_FILE).read_text("utf-8"),
+            accepted_formats_lines(manifest),
+            REGISTRY_MODELS_FILE,
         ),
     }
 

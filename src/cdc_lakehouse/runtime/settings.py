@@ -56,6 +56,9 @@ DEFAULT_DRIVER_HOST = "127.0.0.1"
 DEFAULT_EXECUTOR_MEMORY = "2g"
 ARCHIVE_OFF = frozenset({"off", "0", "false", "no"})
 """Values of ``CDC_JVM_ARCHIVE`` (any case) that switch the JVM class archive off."""
+EXAMPLES_ENV = "CDC_EXAMPLES"
+"""The switch of the bundled sample's and the tests' topics, keys and typed gold models, see
+:func:`examples_setting`."""
 CRASH_ENV = "CDC_INGEST_CRASH_AFTER_WRITE"
 """The ingest job's fault-injection hook (tests only), see :class:`IngestSettings`."""
 
@@ -146,6 +149,11 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("CDC_JVM_ARCHIVE_DIR", "path", "<venv>/share/cdc-lakehouse/jvm", "-",
              (PACKAGE, TESTS),
              "where the driver JVM's class archives are kept (about 200 MB per class path)"),
+    Variable(EXAMPLES_ENV, "boolean (true / false, any case)", "false", "-",
+             (PACKAGE, "dbt (dbt_project.yml)", MAKE, TESTS),
+             "true adds the examples (sample_data/seeds: the sample's and the tests' topics and "
+             "declared keys; sample_data/models: their typed gold models) to the user's "
+             "registry, keys and models; make demo, test and bench set it"),
     Variable(CRASH_ENV, "batch id (whole number >= 0)", "- (off)", "-", (PACKAGE, TESTS),
              "fault injection: the ingest job exits after writing this batch, before its commit"),
     Variable("CDC_DEV_SCHEMA", "schema prefix", "dev_<user name>", "-", (DBT, TESTS),
@@ -505,6 +513,17 @@ def jars_dir_setting(env: Mapping[str, str] | None = None) -> Path:
     if configured:
         return Path(configured).expanduser().resolve()
     return default_jars_dir()
+
+
+def examples_setting(env: Mapping[str, str] | None = None) -> bool:
+    """``CDC_EXAMPLES`` of ``env`` (default: the process's environment): whether the examples
+    are switched on (``true`` in any case; ``false``, unset or blank: off). dbt reads the same
+    variable (dbt_project.yml, macros/cdc_examples.sql).
+
+    Raises:
+        ConfigError: another value.
+    """
+    return boolean_setting(_environ(env), EXAMPLES_ENV, False)
 
 
 def lake_dir_setting(env: Mapping[str, str] | None = None) -> Path:

@@ -3,9 +3,10 @@ lake and JVM): the same number of changes spread over ``tables`` keyed source ta
 (``SimulationConfig.tables``), the whole ``dbt build`` with a typed gold model per table.
 
 dbt runs on a copy of the project in the worker's directory (:func:`copy_project`), because
-the typed gold models are written into its ``models/gold/tables/``; the copy's shipped typed
-models (of the bundled samples' tables, absent from this lake) are removed, so typed gold is
-exactly the benchmark's tables.
+the typed gold models are written into its ``models/gold/tables/``; the copy has the example
+seeds (``sample_data/seeds``: the simulator's topics) but not the examples' typed models
+(``sample_data/models``: the bundled samples' tables, absent from this lake), and its
+``models/gold/tables`` is emptied, so typed gold is exactly the benchmark's tables.
 
 Steps (timed ones marked *):
 
@@ -38,9 +39,21 @@ from cdc_lakehouse.tools.bench.measure import measured
 from cdc_lakehouse.tools.bench.pipeline import BenchError, Pipeline
 
 PROJECT_FILES = ("dbt_project.yml", "profiles.yml")
-PROJECT_DIRS = ("models", "python_models", "macros", "seeds", "tests/dbt", "analyses", "snapshots")
-"""What dbt reads of the project (``dbt_project.yml``'s paths); copied when present."""
+PROJECT_DIRS = (
+    "models",
+    "python_models",
+    "macros",
+    "seeds",
+    "sample_data/seeds",
+    "tests/dbt",
+    "analyses",
+    "snapshots",
+)
+"""What dbt reads of the project (``dbt_project.yml``'s paths but the examples' typed gold
+models, ``sample_data/models``); copied when present."""
 TYPED_GOLD = Path("models") / "gold" / "tables"
+EXAMPLE_TYPED_GOLD = Path("sample_data") / "models" / "gold" / "tables" / "examples"
+"""The examples' typed gold models (the bundled samples' and the tests' tables): not copied."""
 TYPED_GOLD_TAG = "typed_gold"
 
 

@@ -16,7 +16,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from cdc_lakehouse.formats.registry import DEFAULT_REGISTRY, load_registry
+from cdc_lakehouse.formats.registry import (
+    DEFAULT_REGISTRY,
+    EXAMPLE_REGISTRY,
+    EXAMPLES_VARIABLE,
+    load_registry,
+)
 from cdc_lakehouse.runtime.settings import ConfigError
 from cdc_lakehouse.tools.kafka.client import (
     DEFAULT_TIMEOUT_S,
@@ -153,7 +158,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--bootstrap-servers", required=True, metavar="HOST:PORT")
     parser.add_argument("--dump", required=True, type=Path, metavar="PATH")
-    parser.add_argument("--registry", type=Path, default=DEFAULT_REGISTRY, metavar="CSV")
+    parser.add_argument(
+        "--registry",
+        type=Path,
+        default=DEFAULT_REGISTRY,
+        metavar="CSV",
+        help=f"topic registry (default {DEFAULT_REGISTRY}); with {EXAMPLES_VARIABLE}=true a "
+        f"project's seeds/cdc_topics.csv gets the example topics of its {EXAMPLE_REGISTRY} too",
+    )
     parser.add_argument(
         "--partitions",
         type=int,
