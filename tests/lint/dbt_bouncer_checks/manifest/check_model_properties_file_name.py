@@ -1,5 +1,7 @@
 """dbt-bouncer check of the project's properties file name: one `_<folder>__models.yml` per
-folder, named after the folder that holds the model (dbt Labs' structure guide).
+folder, named after the folder that holds the model (dbt Labs' structure guide). A dbt Python
+model (`python_models/<path>/`) is declared in the properties file of the same folder under
+`models/` (`models/<path>/`), beside its SQL neighbours.
 
 dbt-bouncer's own `check_model_property_file_location` expects the path's layer in the name
 (`_stg_dataworks__models.yml` for `models/staging/dataworks/`), which is not the guide's
@@ -31,6 +33,8 @@ def check_model_properties_file_name(model: Any) -> None:
     """
     name = get_clean_model_name(model.unique_id)
     folder = PurePosixPath(clean_path_str(model.original_file_path)).parent
+    if folder.parts and folder.parts[0] == "python_models":
+        folder = PurePosixPath("models", *folder.parts[1:])
     expected = folder / f"_{folder.name}__models.yml"
     # dbt writes patch_path as `<project>://<path>`
     declared = clean_path_str(model.patch_path or "").partition("://")[2]
