@@ -103,7 +103,7 @@ docs-screenshot: docs chromium-packages
 ## PostgreSQL metastore, the docs site in headless Chromium; installs PostgreSQL and Chromium
 ## from Debian when missing)
 test: install postgresql-packages chromium-packages
-	$(MAKE) --no-print-directory lint docs-site
+	$(MAKE) --no-print-directory lint check-generated docs-site
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
 
 ## docs-site: build the docs site into site/ with link and anchor checks (mkdocs build --strict)
@@ -197,11 +197,15 @@ mypy: install
 # the tests that compare a committed generated file with what its generator writes now
 GENERATED_CHECKS := \
 	tests/unit/test_dts_avro_encoder.py::test_committed_sample_equals_what_the_encoder_produces_now \
-	tests/unit/test_qlik_decoder.py::test_committed_samples_equal_the_encoders_output
+	tests/unit/test_qlik_decoder.py::test_committed_samples_equal_the_encoders_output \
+	tests/unit/test_docs_reference.py::test_tables_page_is_up_to_date \
+	tests/unit/test_settings_reference.py::test_the_committed_reference_is_the_commands_output
 
-## check-generated: fail when a generated file is stale (regenerate with the command it names)
+## check-generated: fail when a generated file is stale (regenerate with the command it names):
+## the dbt side of the format plug-ins, the sample dumps, the tables and settings references
 ## (no install step: the pre-commit hook runs it, with what `make install` put in .venv)
 check-generated:
+	$(BIN)/python -m cdc_lakehouse.formats check
 	$(BIN)/python -m pytest -q -p no:cacheprovider -o addopts= $(GENERATED_CHECKS)
 
 ## pre-commit-install: run the checks before every commit (.pre-commit-config.yaml: ruff, mypy,
