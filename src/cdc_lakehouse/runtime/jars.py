@@ -46,7 +46,7 @@ from xml.etree import ElementTree
 
 from cdc_lakehouse.runtime.settings import ConfigError, jars_dir_setting
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
+PROJECT_DIR = Path(__file__).resolve().parents[3]
 POMS = {
     "spark": "jvm/spark/pom.xml",
     "kafka": "jvm/kafka/pom.xml",

@@ -51,7 +51,7 @@ from cdc_lakehouse.runtime.spark_master import check_master, master_conf
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-LOG4J2_CONFIG = Path(__file__).resolve().parent / "resources" / "log4j2.properties"
+LOG4J2_CONFIG = Path(__file__).resolve().parents[1] / "resources" / "log4j2.properties"
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 _SESSION_LOCK = threading.Lock()

@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml  # type: ignore[import-untyped]  # no stubs pinned (types-PyYAML)
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 """The repository checkout this package lives in (an editable install)."""
 
 TABLES_COMMAND = "python -m cdc_lakehouse.tools.docs_reference tables > docs/reference/tables.md"

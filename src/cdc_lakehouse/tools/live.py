@@ -71,7 +71,7 @@ from cdc_lakehouse.tools.simulate.gold_check import (
     expected_document_tables,
 )
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
+PROJECT_DIR = Path(__file__).resolve().parents[3]
 """The dbt project (the repository root: ``dbt_project.yml``, ``profiles.yml``)."""
 SIM_PREFIX = "sim"
 """Topic prefix of the simulated stream (the registry's ``sim.<format>`` topics)."""
