@@ -18,6 +18,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from cdc_lakehouse.formats.datahub_tuple import decoder as datahub_tuple_decoder
+from tests.dbt_models import cross_topic_cases as xt
+from tests.dbt_models import fault_matrix_cases as fm
+
 KEYED = "datahub.edge.tuple_keyed"
 UNKEYED = "datahub.edge.tuple"
 
@@ -192,3 +196,70 @@ def write_dump(path: Path) -> Path:
             add(topic, 3, value=value)
     path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
     return path
+
+
+# --------------------------------------------------------------------------- conformance
+# What the tests shared by all formats ask of this file (tests/dbt_models/conformance.py).
+
+
+def cross_topic_case(format_name: str) -> xt.Case:
+    """The update is two records (before half, after half): three rows per topic."""
+    return xt.Case(_cross_topic_messages, xt.TABLE, "id", "name", 3)
+
+
+def _cross_topic_messages(side: str) -> list[str | bytes]:
+    inserted, updated = {"id": 1, "name": f"{side}-insert"}, {"id": 1, "name": f"{side}-update"}
+    return [
+        record("I", "100", INSERT, inserted, table=xt.TABLE),
+        record("U", "101", BEFORE, inserted, table=xt.TABLE, time_ms=xt.T + 1),
+        record("U", "101", AFTER, updated, table=xt.TABLE, time_ms=xt.T + 1),
+    ]
+
+
+def fault_matrix(format_: str) -> fm.FaultMatrix:
+    def record(seq: Any, row: dict[str, Any], *, op: Any = "I", **meta: Any) -> bytes:
+        message = {
+            "_sequence_id_": str(seq),
+            "_operation_type_": op,
+            "_excute_time_": fm.T_MS,
+            "_source_table_": format_,
+            "_before_image_": "N",
+            "_after_image_": "Y",
+            **meta,
+            **row,
+        }
+        return fm.duplicate_column(fm.json_bytes(message))
+
+    def good(seq: int, row: dict[str, Any]) -> bytes:
+        return record(seq, row)
+
+    faults = [
+        fm.Fault("unknown op", record(9, fm.GOOD_ROWS[1], op="X"), "unknown_op", "X"),
+        fm.Fault(
+            "key column missing",
+            record(9, {"note": "no id", "amount": fm.raw("1")}),
+            "missing_key_column",
+            "id",
+        ),
+        fm.Fault("op is a number", record(9, fm.GOOD_ROWS[1], op=5), "invalid_field_type"),
+        fm.Fault(
+            "execute time of 60 digits",
+            record(9, fm.GOOD_ROWS[1], _excute_time_=fm.raw(fm.SIXTY_DIGITS)),
+            "invalid_field_value",
+            "_excute_time_",
+        ),
+        fm.Fault(
+            "sequence id of 60 digits",
+            record(fm.SIXTY_DIGITS, fm.GOOD_ROWS[1]),
+            "invalid_field_type",
+            "_sequence_id_",
+        ),
+    ]
+    return fm.FaultMatrix(good, faults)
+
+
+def number_form_image(format_name: str, raw: bytes) -> dict[str, str | None]:
+    """The row values the decoder reads from one insert (column names lower case)."""
+    row = datahub_tuple_decoder.decode_one(raw)
+    assert row["decode_error"] is None, row["decode_error_detail"]
+    return {name.lower(): text for name, text in row["row_image"]}

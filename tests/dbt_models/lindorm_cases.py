@@ -18,6 +18,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from cdc_lakehouse.formats.lindorm import decoder as lindorm_decoder
+from tests.dbt_models import cross_topic_cases as xt
+from tests.dbt_models import fault_matrix_cases as fm
+from tests.dbt_models import schema_evolution_cases as evolution
+
 SQL_TOPIC = "lindorm.edge.sql"
 HBASE_TOPIC = "lindorm.edge.hbase"
 DB = "ld-edge"
@@ -228,3 +233,80 @@ def write_dump(path: Path) -> Path:
             add(SQL_TOPIC, 3, value=value)
     path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
     return path
+
+
+# --------------------------------------------------------------------------- conformance
+# What the tests shared by all formats ask of this file (tests/dbt_models/conformance.py).
+
+
+def cross_topic_case(format_name: str) -> xt.Case:
+    return xt.Case(_cross_topic_messages, xt.TABLE, "id", "name", 2)
+
+
+def _cross_topic_messages(side: str) -> list[str | bytes]:
+    inserted, updated = {"id": 1, "name": f"{side}-insert"}, {"id": 1, "name": f"{side}-update"}
+    source = {"db": xt.DB, "namespace": xt.DB}
+    return [
+        message("c", xt.T, after=inserted, table=xt.TABLE, source=source),
+        message("u", xt.T + 1000, before=inserted, after=updated, table=xt.TABLE, source=source),
+    ]
+
+
+def fault_matrix(format_: str) -> fm.FaultMatrix:
+    def message(ts: Any, row: dict[str, Any] | None, *, op: Any = "c", **source: Any) -> bytes:
+        payload = {
+            "op": op,
+            "ts_ms": fm.T_MS + 5,
+            "before": None,
+            "after": row,
+            "source": {
+                "version": "v1.0",
+                "db": fm.PREFIX,
+                "namespace": fm.PREFIX,
+                "table": format_,
+                "ts_ms": ts,
+                **source,
+            },
+        }
+        return fm.duplicate_column(fm.json_bytes({"schema": {}, "payload": payload}))
+
+    def good(seq: int, row: dict[str, Any]) -> bytes:
+        return message(fm.T_MS + seq, row)
+
+    faults = [
+        fm.Fault("unknown op", message(fm.T_MS + 9, fm.GOOD_ROWS[1], op="x"), "unknown_op", "x"),
+        fm.Fault(
+            "key column missing",
+            message(fm.T_MS + 9, {"note": "no id", "amount": fm.raw("1")}),
+            "missing_key_column",
+            "id",
+        ),
+        fm.Fault(
+            "op is a number", message(fm.T_MS + 9, fm.GOOD_ROWS[1], op=1), "invalid_field_type"
+        ),
+        fm.Fault(
+            "source time of 60 digits",
+            message(fm.raw(fm.SIXTY_DIGITS), fm.GOOD_ROWS[1]),
+            "invalid_field_value",
+            "ts_ms",
+        ),
+        fm.Fault(
+            "source time is text",
+            message("yesterday", fm.GOOD_ROWS[1]),
+            "invalid_field_type",
+            "ts_ms",
+        ),
+    ]
+    return fm.FaultMatrix(good, faults)
+
+
+def number_form_image(format_name: str, raw: bytes) -> dict[str, str | None]:
+    """The row values the decoder reads from one insert (column names lower case)."""
+    row = lindorm_decoder.decode_one(raw)
+    assert row["decode_error"] is None, row["decode_error_detail"]
+    return {name.lower(): text for name, text in row["after_image"]}
+
+
+def schema_changes(format_name: str) -> evolution.SchemaChanges:
+    """Lindorm sends no DDL."""
+    return evolution.SchemaChanges([], [], typed=False)

@@ -8,6 +8,9 @@ two ingest batches: everything up to the RENAME (``write_dump``: the lake every 
 the widen, the DROP COLUMN, the truncate and the rest in a later batch
 (``write_increment_dump``, ingested by the ``simulated_increments`` fixture before its
 incremental run): the evolution is applied incrementally.
+
+What each format's stream must capture is in its cases file: ``schema_changes(format_name) ->
+SchemaChanges`` (tests/dbt_models/conformance.py).
 """
 
 from __future__ import annotations
@@ -31,6 +34,33 @@ from cdc_lakehouse.simulate.schema_evolution import (
 from tests.dbt_models.simulation import topic_current_rows
 
 ROWS = 60
+
+Change = tuple[str, str | None, str | None, str | None]
+"""One captured column change: (kind, column, new name, new Spark type)."""
+CREATE_TABLE: Change = ("create_table", None, None, None)
+ADD_STOCK: Change = ("add_column", "stock", None, "int")
+RENAME: Change = ("rename_column", "name", "title", None)
+WIDEN: Change = ("change_column_type", "stock", None, "bigint")
+DROP_NOTE: Change = ("drop_column", "note", None, None)
+TRUNCATE: Change = ("truncate", None, None, None)
+
+
+@dataclass(frozen=True)
+class SchemaChanges:
+    """What ``schema_changes(format_name)`` of a format's cases file returns
+    (tests/dbt_models/conformance.py): the column changes silver.schema_changes captures
+    from the format's stream.
+
+    Attributes:
+        first_batch: the changes of the first batch, up to the RENAME (test_schema_changes.py).
+        second_batch: the later ones: widen, DROP COLUMN, truncate
+            (test_simulated_schema_evolution.py).
+        typed: the format's messages declare column types: typed gold has every column typed.
+    """
+
+    first_batch: list[Change]
+    second_batch: list[Change]
+    typed: bool
 
 
 @dataclass(frozen=True)
