@@ -28,7 +28,7 @@ the file and the missing name), and each shared test of that name fails for the 
 the same message.
 
 Everything else a new format needs: its plug-in folder (src/cdc_lakehouse/formats/<folder>/),
-its staging folder, its cases file (with ``write_dump``, tests/dbt_models/conftest.py) and
+its staging folder, its cases file (with ``dump_lines``, tests/dbt_models/conftest.py) and
 its rows in seeds/cdc_topics.csv (``faults.<format>``, ``xtopic.<format>.a`` / ``.b``, and
 ``simddl.<format>`` for a format that sends DDL).
 """

@@ -21,14 +21,11 @@ Each format's messages are in its cases file: ``cross_topic_case(format_name) ->
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from tests.dbt_models import conformance
+from tests.dbt_models.helpers import DumpLine, dump_line
 
 SIDES = ("a", "b")
 """The two topics of each format, in name order: b's changes win ties."""
@@ -75,24 +72,11 @@ EXPECTED_VERSIONS = ["a-insert", "b-insert", "a-update", "b-update"]
 EXPECTED_CURRENT = "b-update"
 
 
-def write_dump(path: Path) -> Path:
-    """Write every format's two topics as a topic dump file at ``path`` (topic b's records
-    before topic a's); return it."""
+def dump_lines() -> list[DumpLine]:
+    """Every format's two topics as topic dump lines (topic b's records before topic a's)."""
     lines = []
     for source_format, case in cases().items():
         for side in reversed(SIDES):
             for offset, value in enumerate(case.messages(side)):
-                record: dict[str, Any] = {
-                    "topic": topic(source_format, side),
-                    "partition": 0,
-                    "offset": offset,
-                    "timestamp": T,
-                    "key": None,
-                }
-                if isinstance(value, bytes):
-                    record["value_base64"] = base64.b64encode(value).decode("ascii")
-                else:
-                    record["value"] = value
-                lines.append(record)
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    return path
+                lines.append(dump_line(topic(source_format, side), 0, offset, value, timestamp=T))
+    return lines

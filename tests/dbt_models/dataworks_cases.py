@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
 
 from tests.dbt_models import cross_topic_cases as xt
 from tests.dbt_models import fault_matrix_cases as fm
 from tests.dbt_models import schema_evolution_cases as evolution
+from tests.dbt_models.helpers import DumpLine, Offsets, dump_line
 
 TOPIC = "dataworks.sample.mysql"
 DB = "edge_db"
@@ -257,38 +257,18 @@ EXPECTED_ORDERS = {
 EXPECTED_NOKEY = {'{"a":"2","b":"y"}': {"a": "2", "b": "y"}}
 
 
-def write_dump(path: Path) -> Path:
-    """Write the cases as a topic dump file at ``path``; return it."""
-    offsets: dict[int, int] = {}
-    lines = []
-    for partition, value in CHANGES:
-        offset = offsets.get(partition, 0)
-        offsets[partition] = offset + 1
-        lines.append(
-            {
-                "topic": TOPIC,
-                "partition": partition,
-                "offset": offset,
-                "timestamp": 1700000000000,
-                "key": None,
-                "value": value,
-            }
-        )
+def dump_lines() -> list[DumpLine]:
+    """The cases as topic dump lines."""
+    offsets = Offsets()
+    lines = [
+        dump_line(TOPIC, partition, offsets(TOPIC, partition), value, timestamp=1700000000000)
+        for partition, value in CHANGES
+    ]
     for offset, (value, value_b64, _reason) in enumerate(BROKEN):
-        record: dict[str, Any] = {
-            "topic": TOPIC,
-            "partition": 3,
-            "offset": offset,
-            "timestamp": 1700000000000,
-            "key": None,
-        }
-        if value_b64 is not None:
-            record["value_base64"] = value_b64
-        else:
-            record["value"] = value
-        lines.append(record)
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    return path
+        lines.append(
+            dump_line(TOPIC, 3, offset, value, timestamp=1700000000000, value_base64=value_b64)
+        )
+    return lines
 
 
 # --------------------------------------------------------------------------- conformance

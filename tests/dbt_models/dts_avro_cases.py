@@ -10,15 +10,13 @@ Ordering is (sourceTimestamp seconds, id) - the Kafka partition / offset only br
 
 from __future__ import annotations
 
-import base64
-import json
-from pathlib import Path
 from typing import Any
 
 from cdc_lakehouse.formats.dts_avro import avro_writer as avro
 from tests.dbt_models import cross_topic_cases as xt
 from tests.dbt_models import fault_matrix_cases as fm
 from tests.dbt_models import schema_evolution_cases as evolution
+from tests.dbt_models.helpers import DumpLine, Offsets, dump_line
 
 TOPIC = "dts.cases.avro"
 ORDERS = [("id", 3), ("status", 253), ("amount", 246), ("note", 15)]
@@ -272,33 +270,21 @@ EXPECTED_UK = {'{"code":"A"}': {"code": "A", "qty": "1"}}
 EXPECTED_NOKEY = {'{"a":"2","b":"y"}': {"a": "2", "b": "y"}}
 
 
-def write_dump(path: Path) -> Path:
-    """Write the cases as a topic dump file at ``path``; return it."""
-    offsets: dict[int, int] = {}
-    lines = []
-    for partition, record in CHANGES:
-        offset = offsets.get(partition, 0)
-        offsets[partition] = offset + 1
-        raw = avro.encode(record)
-        lines.append(
-            {
-                "topic": TOPIC,
-                "partition": partition,
-                "offset": offset,
-                "timestamp": record["sourceTimestamp"] * 1000,
-                "key": None,
-                "value_base64": base64.b64encode(raw).decode("ascii"),
-            }
+def dump_lines() -> list[DumpLine]:
+    """The cases as topic dump lines."""
+    offsets = Offsets()
+    lines = [
+        dump_line(
+            TOPIC,
+            partition,
+            offsets(TOPIC, partition),
+            avro.encode(record),
+            timestamp=record["sourceTimestamp"] * 1000,
         )
-    for offset, (raw, _reason) in enumerate(BROKEN):
-        line: dict[str, Any] = {"topic": TOPIC, "partition": 4, "offset": offset, "key": None}
-        if raw is None:
-            line["value"] = None
-        else:
-            line["value_base64"] = base64.b64encode(raw).decode("ascii")
-        lines.append(line)
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    return path
+        for partition, record in CHANGES
+    ]
+    lines += [dump_line(TOPIC, 4, offset, raw) for offset, (raw, _reason) in enumerate(BROKEN)]
+    return lines
 
 
 # --------------------------------------------------------------------------- conformance

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
 
 from tests.dbt_models import cross_topic_cases as xt
 from tests.dbt_models import fault_matrix_cases as fm
 from tests.dbt_models import schema_evolution_cases as evolution
+from tests.dbt_models.helpers import DumpLine, Offsets, dump_line
 
 TOPIC = "dts.edge.canal"
 LEGACY_TOPIC = "dts.edge.canal_legacy"
@@ -372,43 +372,20 @@ EXPECTED_LEGACY_ITEMS = {
 
 def _records(
     topic: str, changes: list[tuple[int, str]], broken: list[tuple[str | None, str | None, str]]
-) -> list[dict[str, Any]]:
-    offsets: dict[int, int] = {}
-    lines = []
-    for partition, value in changes:
-        offset = offsets.get(partition, 0)
-        offsets[partition] = offset + 1
-        lines.append(
-            {
-                "topic": topic,
-                "partition": partition,
-                "offset": offset,
-                "timestamp": T,
-                "key": None,
-                "value": value,
-            }
-        )
+) -> list[DumpLine]:
+    offsets = Offsets()
+    lines = [
+        dump_line(topic, partition, offsets(topic, partition), value, timestamp=T)
+        for partition, value in changes
+    ]
     for offset, (value, value_b64, _reason) in enumerate(broken):
-        record: dict[str, Any] = {
-            "topic": topic,
-            "partition": 3,
-            "offset": offset,
-            "timestamp": T,
-            "key": None,
-        }
-        if value_b64 is not None:
-            record["value_base64"] = value_b64
-        else:
-            record["value"] = value
-        lines.append(record)
+        lines.append(dump_line(topic, 3, offset, value, timestamp=T, value_base64=value_b64))
     return lines
 
 
-def write_dump(path: Path) -> Path:
-    """Write the cases of both topics as a topic dump file at ``path``; return it."""
-    lines = _records(TOPIC, CHANGES, BROKEN) + _records(LEGACY_TOPIC, LEGACY_CHANGES, LEGACY_BROKEN)
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    return path
+def dump_lines() -> list[DumpLine]:
+    """The cases of both topics as topic dump lines."""
+    return _records(TOPIC, CHANGES, BROKEN) + _records(LEGACY_TOPIC, LEGACY_CHANGES, LEGACY_BROKEN)
 
 
 # --------------------------------------------------------------------------- conformance

@@ -10,13 +10,13 @@ Kafka partition / offset only break ties.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from cdc_lakehouse.formats.dts_shareplex import decoder as shareplex_decoder
 from tests.dbt_models import cross_topic_cases as xt
 from tests.dbt_models import fault_matrix_cases as fm
 from tests.dbt_models import schema_evolution_cases as evolution
+from tests.dbt_models.helpers import DumpLine, Offsets, dump_line
 
 TOPIC = "dts.cases.shareplex"
 
@@ -173,50 +173,30 @@ EXPECTED_ORDERS: dict[str, dict[str, str | None]] = {
 EXPECTED_NUMS = {'{"K":"1"}': {"K": "1", "V": "new"}}
 
 
-def dump_lines(
-    changes: list[tuple[int, str]], offsets: dict[int, int] | None = None
-) -> list[dict[str, Any]]:
-    """Dump records of ``changes`` on TOPIC, numbering each partition's offsets on from
-    ``offsets`` (partition -> next offset; updated in place)."""
-    offsets = {} if offsets is None else offsets
-    lines = []
-    for partition, value in changes:
-        offset = offsets.get(partition, 0)
-        offsets[partition] = offset + 1
-        lines.append(
-            {
-                "topic": TOPIC,
-                "partition": partition,
-                "offset": offset,
-                "timestamp": 1704164645000,
-                "key": None,
-                "value": value,
-            }
-        )
+def _change_lines(changes: list[tuple[int, str]], offsets: Offsets) -> list[DumpLine]:
+    """Dump lines of ``changes`` on TOPIC, numbering each partition's offsets on from
+    ``offsets``."""
+    return [
+        dump_line(TOPIC, partition, offsets(TOPIC, partition), value, timestamp=1704164645000)
+        for partition, value in changes
+    ]
+
+
+def dump_lines() -> list[DumpLine]:
+    """The cases as topic dump lines."""
+    lines = _change_lines(CHANGES, Offsets())
+    lines += [dump_line(TOPIC, 4, offset, value) for offset, (value, _reason) in enumerate(BROKEN)]
     return lines
 
 
-def write_dump(path: Path) -> Path:
-    """Write the cases as a topic dump file at ``path``; return it."""
-    lines = dump_lines(CHANGES)
-    for offset, (value, _reason) in enumerate(BROKEN):
-        lines.append(
-            {"topic": TOPIC, "partition": 4, "offset": offset, "key": None, "value": value}
-        )
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    return path
-
-
-def write_increment_dump(path: Path, batch: int) -> Path | None:
-    """Write INCREMENT (the offsets after CHANGES') as a topic dump file at ``path``, in the
-    first incremental batch (``batch`` 0; nothing for the others)."""
+def increment_dump_lines(batch: int) -> list[DumpLine] | None:
+    """INCREMENT (the offsets after CHANGES') as topic dump lines, in the first incremental
+    batch (``batch`` 0; nothing for the others)."""
     if batch != 0:
         return None
-    offsets: dict[int, int] = {}
-    dump_lines(CHANGES, offsets)
-    lines = dump_lines(INCREMENT, offsets)
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    return path
+    offsets = Offsets()
+    _change_lines(CHANGES, offsets)
+    return _change_lines(INCREMENT, offsets)
 
 
 # --------------------------------------------------------------------------- conformance

@@ -25,17 +25,16 @@ FaultMatrix`` (tests/dbt_models/conformance.py); this file holds what all format
 
 from __future__ import annotations
 
-import base64
 import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from cdc_lakehouse import formats
 from cdc_lakehouse.decode.json_text import MAX_JSON_DEPTH
 from tests.dbt_models import conformance
+from tests.dbt_models.helpers import DumpLine, dump_line
 
 PREFIX = "faults"
 UNREGISTERED_TOPIC = "faults.unregistered"
@@ -292,35 +291,20 @@ def expected_gold(format_: str) -> dict[str, dict[str, str]]:
     return out
 
 
-def _line(topic_: str, offset: int, value: bytes | None) -> dict[str, Any]:
-    line: dict[str, Any] = {
-        "topic": topic_,
-        "partition": 0,
-        "offset": offset,
-        "timestamp": T_MS,
-        "key": None,
-    }
-    if value is None:
-        line["value"] = None
-    else:
-        line["value_base64"] = base64.b64encode(value).decode("ascii")
-    return line
+def _line(topic_: str, offset: int, value: bytes | None) -> DumpLine:
+    return dump_line(topic_, 0, offset, value, timestamp=T_MS)
 
 
-def write_dump(path: Path) -> Path:
-    """Write every matrix record as a topic dump file at ``path``; return it."""
-    lines = [
+def dump_lines() -> list[DumpLine]:
+    """Every matrix record as topic dump lines."""
+    return [
         _line(topic_, offset, fault.value if fault else good)
         for topic_, offset, fault, good in _placed()
     ]
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    return path
 
 
-def write_unregistered_dump(path: Path) -> tuple[Path, str]:
-    """One valid Canal record on :data:`UNREGISTERED_TOPIC`: the dump and its topic (the
+def unregistered_dump_lines() -> tuple[list[DumpLine], str]:
+    """One valid Canal record on :data:`UNREGISTERED_TOPIC`: its dump lines and its topic (the
     caller ingests it with a registry that has the topic as ``dts_canal_json``)."""
     good = conformance.lookup("dts_canal_json", "fault_matrix")("unregistered").good
-    line = _line(UNREGISTERED_TOPIC, 0, good(1, GOOD_ROWS[1]))
-    path.write_text(json.dumps(line) + "\n", encoding="utf-8")
-    return path, UNREGISTERED_TOPIC
+    return [_line(UNREGISTERED_TOPIC, 0, good(1, GOOD_ROWS[1]))], UNREGISTERED_TOPIC

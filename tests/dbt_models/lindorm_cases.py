@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
 
 from cdc_lakehouse.formats.lindorm import decoder as lindorm_decoder
 from tests.dbt_models import cross_topic_cases as xt
 from tests.dbt_models import fault_matrix_cases as fm
 from tests.dbt_models import schema_evolution_cases as evolution
+from tests.dbt_models.helpers import DumpLine, Offsets, dump_line
 
 SQL_TOPIC = "lindorm.edge.sql"
 HBASE_TOPIC = "lindorm.edge.hbase"
@@ -205,34 +205,19 @@ EXPECTED_PROFILES = {
 }
 
 
-def write_dump(path: Path) -> Path:
-    """Write the cases as a topic dump file at ``path``; return it."""
-    offsets: dict[tuple[str, int], int] = {}
-    lines: list[dict[str, Any]] = []
-
-    def add(topic: str, partition: int, **value: Any) -> None:
-        offset = offsets.get((topic, partition), 0)
-        offsets[(topic, partition)] = offset + 1
-        lines.append(
-            {
-                "topic": topic,
-                "partition": partition,
-                "offset": offset,
-                "timestamp": 1700000000000,
-                "key": None,
-                **value,
-            }
-        )
-
-    for topic, partition, value in CHANGES:
-        add(topic, partition, value=value)
+def dump_lines() -> list[DumpLine]:
+    """The cases as topic dump lines."""
+    offsets = Offsets()
+    lines = [
+        dump_line(topic, partition, offsets(topic, partition), value, timestamp=1700000000000)
+        for topic, partition, value in CHANGES
+    ]
     for value, value_b64, _reason in BROKEN:
-        if value_b64 is not None:
-            add(SQL_TOPIC, 3, value_base64=value_b64)
-        else:
-            add(SQL_TOPIC, 3, value=value)
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    return path
+        offset = offsets(SQL_TOPIC, 3)
+        lines.append(
+            dump_line(SQL_TOPIC, 3, offset, value, timestamp=1700000000000, value_base64=value_b64)
+        )
+    return lines
 
 
 # --------------------------------------------------------------------------- conformance

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
 
 from cdc_lakehouse.decode.json_text import MAX_JSON_DEPTH
@@ -30,6 +29,7 @@ from cdc_lakehouse.formats.qlik.avro_writer import (
 from tests.dbt_models import cross_topic_cases as xt
 from tests.dbt_models import fault_matrix_cases as fm
 from tests.dbt_models import schema_evolution_cases as evolution
+from tests.dbt_models.helpers import DumpLine, Offsets, dump_line
 
 JSON_TOPIC = "qlik.cases.json"
 AVRO_TOPIC = "qlik.cases.avro"
@@ -336,41 +336,27 @@ EXPECTED_AVRO_ORDERS = {
 }
 
 
-def _record(topic: str, partition: int, offset: int, value: str | bytes | None) -> dict:
-    record: dict[str, Any] = {
-        "topic": topic,
-        "partition": partition,
-        "offset": offset,
-        "timestamp": 1706961600000,
-        "key": None,
-    }
-    if isinstance(value, bytes):
-        record["value_base64"] = base64.b64encode(value).decode("ascii")
-    else:
-        record["value"] = value
-    return record
+def _record(topic: str, partition: int, offset: int, value: str | bytes | None) -> DumpLine:
+    return dump_line(topic, partition, offset, value, timestamp=1706961600000)
 
 
-def write_dump(path: Path) -> Path:
-    """Write the cases as a topic dump file at ``path``; return it."""
-    offsets: dict[int, int] = {}
-    lines = []
-    for partition, value in CHANGES:
-        offset = offsets.get(partition, 0)
-        offsets[partition] = offset + 1
-        lines.append(_record(JSON_TOPIC, partition, offset, value))
+def dump_lines() -> list[DumpLine]:
+    """The cases as topic dump lines."""
+    offsets = Offsets()
+    lines = [
+        _record(JSON_TOPIC, partition, offsets(JSON_TOPIC, partition), value)
+        for partition, value in CHANGES
+    ]
     for offset, (value, value_b64, _reason) in enumerate(BROKEN):
-        record = _record(JSON_TOPIC, 3, offset, value)
-        if value_b64 is not None:
-            del record["value"]
-            record["value_base64"] = value_b64
-        lines.append(record)
+        line = dump_line(
+            JSON_TOPIC, 3, offset, value, timestamp=1706961600000, value_base64=value_b64
+        )
+        lines.append(line)
     for offset, value in enumerate(AVRO_CHANGES):
         lines.append(_record(AVRO_TOPIC, 1, offset, value))
     for offset, (value, _reason) in enumerate(AVRO_BROKEN):
         lines.append(_record(AVRO_TOPIC, 3, offset, value))
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    return path
+    return lines
 
 
 # --------------------------------------------------------------------------- conformance

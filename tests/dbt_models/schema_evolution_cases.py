@@ -4,9 +4,9 @@ TRUNCATE over ``ddl_shop.products``) encoded in every format whose producer send
 topics ``simddl.<format>`` (registered in seeds/cdc_topics.csv).
 
 Each stream is delivered over two partitions with producer-retry duplicates and split in
-two ingest batches: everything up to the RENAME (``write_dump``: the lake every test reads),
+two ingest batches: everything up to the RENAME (``dump_lines``: the lake every test reads),
 the widen, the DROP COLUMN, the truncate and the rest in a later batch
-(``write_increment_dump``, ingested by the ``simulated_increments`` fixture before its
+(``increment_dump_lines``, ingested by the ``simulated_increments`` fixture before its
 incremental run): the evolution is applied incrementally.
 
 What each format's stream must capture is in its cases file: ``schema_changes(format_name) ->
@@ -17,12 +17,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from cdc_lakehouse.dump import DumpRecord
-from cdc_lakehouse.simulate.delivery import Delivery, DeliveryConfig, deliver, dump_line
+from cdc_lakehouse.simulate.delivery import Delivery, DeliveryConfig, deliver
 from cdc_lakehouse.simulate.encoders import ENCODERS
 from cdc_lakehouse.simulate.history import History, SchemaChange, Transaction
 from cdc_lakehouse.simulate.oracle import current_state
@@ -106,22 +105,17 @@ def streams() -> dict[str, EvolutionStream]:
     return out
 
 
-def _write(path: Path, records: list[DumpRecord]) -> Path:
-    path.write_text("".join(dump_line(r) + "\n" for r in records), encoding="utf-8")
-    return path
+def dump_lines() -> list[DumpRecord]:
+    """Every stream's first batch as topic dump records."""
+    return [r for s in streams().values() for r in s.first.records]
 
 
-def write_dump(path: Path) -> Path:
-    """Write every stream's first batch as a topic dump file at ``path``; return it."""
-    return _write(path, [r for s in streams().values() for r in s.first.records])
-
-
-def write_increment_dump(path: Path, batch: int) -> Path | None:
-    """Write every stream's second batch (offsets after the first's) at ``path``, in the
-    first incremental batch (``batch`` 0; nothing for the others)."""
+def increment_dump_lines(batch: int) -> list[DumpRecord] | None:
+    """Every stream's second batch (offsets after the first's), in the first incremental
+    batch (``batch`` 0; nothing for the others)."""
     if batch != 0:
         return None
-    return _write(path, [r for s in streams().values() for r in s.second.records])
+    return [r for s in streams().values() for r in s.second.records]
 
 
 def prefix(history: History) -> History:
