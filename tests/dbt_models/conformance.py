@@ -16,6 +16,10 @@ of that folder), for these names, each a function of the registry format name:
     For a format of :data:`cdc_lakehouse.simulate.schema_evolution.SCHEMA_CHANGE_FORMATS`:
     the column changes silver.schema_changes must capture from each batch of its
     schema-evolution stream (test_schema_changes.py, test_simulated_schema_evolution.py).
+``broken_records(format_name) -> BrokenRecords | None``
+    The broken records of the format's edge cases (the lines its ``dump_lines`` writes) and
+    the quarantine reason each must get (test_format_conformance.py); None for a format of
+    the folder whose cases hold no broken records of their own.
 ``number_form_image(format_name, raw: bytes) -> dict[str, str | None]``
     For a JSON format with a Python decoder: the row values (column names lower case) the
     decoder reads from ``raw``, an insert of :func:`fault_matrix_cases.good_message`
@@ -35,8 +39,10 @@ its rows in seeds/cdc_topics.csv (``faults.<format>``, ``xtopic.<format>.a`` / `
 
 from __future__ import annotations
 
+import base64
 import importlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -54,9 +60,31 @@ NAMES: dict[str, Callable[[Format], bool]] = {
     "cross_topic_case": lambda fmt: True,
     "fault_matrix": lambda fmt: True,
     "schema_changes": _sends_ddl,
+    "broken_records": lambda fmt: True,
     "number_form_image": lambda fmt: fmt.decoder is not None and fmt.value_encoding == "json",
 }
 """Every protocol name -> which formats must give it (the others need not)."""
+
+
+@dataclass(frozen=True)
+class BrokenRecords:
+    """What ``broken_records(format_name)`` of a cases file returns.
+
+    Attributes:
+        where: the SQL condition on silver.quarantine whose rows must be exactly these
+            records (e.g. the topic, or the topic and the partition of the broken records).
+        records: each broken record as its topic dump line, with the reason it must get.
+    """
+
+    where: str
+    records: list[tuple[dict[str, Any], str]]
+
+
+def raw_value(line: dict[str, Any]) -> bytes | None:
+    """The Kafka value bytes of a topic dump line (None: a Kafka NULL value)."""
+    if "value_base64" in line:
+        return base64.b64decode(line["value_base64"])
+    return None if line.get("value") is None else line["value"].encode()
 
 
 class MissingConformanceError(LookupError):

@@ -11,6 +11,7 @@ import base64
 import json
 from typing import Any
 
+from tests.dbt_models import conformance
 from tests.dbt_models import cross_topic_cases as xt
 from tests.dbt_models import fault_matrix_cases as fm
 from tests.dbt_models import schema_evolution_cases as evolution
@@ -371,3 +372,15 @@ def schema_changes(format_name: str) -> evolution.SchemaChanges:
     ]
     second = [evolution.WIDEN, evolution.DROP_NOTE, evolution.TRUNCATE]
     return evolution.SchemaChanges(first, second, typed=True)
+
+
+def broken_records(format_name: str) -> conformance.BrokenRecords | None:
+    """BROKEN, on partition 3 of TOPIC (a dataworks_json topic): the last lines of the dump.
+    DataHub Blob: none (its envelope is DataWorks', whose broken records are these)."""
+    if format_name != "dataworks_json":
+        return None
+    lines = dump_lines()[-len(BROKEN) :]
+    return conformance.BrokenRecords(
+        f"kafka_partition = 3 and kafka_topic = '{TOPIC}'",
+        [(line, reason) for line, (*_b, reason) in zip(lines, BROKEN, strict=True)],
+    )

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from cdc_lakehouse.formats.dts_avro import avro_writer as avro
+from tests.dbt_models import conformance
 from tests.dbt_models import cross_topic_cases as xt
 from tests.dbt_models import fault_matrix_cases as fm
 from tests.dbt_models import schema_evolution_cases as evolution
@@ -404,4 +405,14 @@ def schema_changes(format_name: str) -> evolution.SchemaChanges:
         [evolution.ADD_STOCK, evolution.RENAME],
         [evolution.WIDEN, evolution.DROP_NOTE, evolution.TRUNCATE],
         typed=True,
+    )
+
+
+def broken_records(format_name: str) -> conformance.BrokenRecords:
+    """BROKEN, on partition 4: the last lines of the dump; nothing else of the topic is
+    quarantined."""
+    lines = dump_lines()[-len(BROKEN) :]
+    return conformance.BrokenRecords(
+        f"kafka_topic = '{TOPIC}'",
+        [(line, reason) for line, (*_b, reason) in zip(lines, BROKEN, strict=True)],
     )

@@ -13,6 +13,7 @@ import base64
 import json
 from typing import Any
 
+from tests.dbt_models import conformance
 from tests.dbt_models import cross_topic_cases as xt
 from tests.dbt_models import fault_matrix_cases as fm
 from tests.dbt_models import schema_evolution_cases as evolution
@@ -503,4 +504,19 @@ def schema_changes(format_name: str) -> evolution.SchemaChanges:
         [evolution.ADD_STOCK, evolution.RENAME],
         [evolution.WIDEN, evolution.DROP_NOTE, evolution.TRUNCATE],
         typed=True,
+    )
+
+
+def broken_records(format_name: str) -> conformance.BrokenRecords:
+    """BROKEN and LEGACY_BROKEN, on partition 3 of each topic: the last lines of each topic's
+    part of the dump."""
+    records = []
+    for topic, changes, broken in (
+        (TOPIC, CHANGES, BROKEN),
+        (LEGACY_TOPIC, LEGACY_CHANGES, LEGACY_BROKEN),
+    ):
+        lines = _records(topic, changes, broken)[-len(broken) :]
+        records += [(line, reason) for line, (*_b, reason) in zip(lines, broken, strict=True)]
+    return conformance.BrokenRecords(
+        f"kafka_topic in ('{TOPIC}', '{LEGACY_TOPIC}') and kafka_partition = 3", records
     )

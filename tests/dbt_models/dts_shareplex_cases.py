@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from cdc_lakehouse.formats.dts_shareplex import decoder as shareplex_decoder
+from tests.dbt_models import conformance
 from tests.dbt_models import cross_topic_cases as xt
 from tests.dbt_models import fault_matrix_cases as fm
 from tests.dbt_models import schema_evolution_cases as evolution
@@ -273,3 +274,13 @@ def number_form_image(format_name: str, raw: bytes) -> dict[str, str | None]:
 def schema_changes(format_name: str) -> evolution.SchemaChanges:
     """Shareplex sends no DDL for ADD / RENAME."""
     return evolution.SchemaChanges([], [evolution.DROP_NOTE, evolution.TRUNCATE], typed=False)
+
+
+def broken_records(format_name: str) -> conformance.BrokenRecords:
+    """BROKEN, on partition 4: the last lines of the dump; nothing else of the topic is
+    quarantined."""
+    lines = dump_lines()[-len(BROKEN) :]
+    return conformance.BrokenRecords(
+        f"kafka_topic = '{TOPIC}'",
+        [(line, reason) for line, (*_b, reason) in zip(lines, BROKEN, strict=True)],
+    )

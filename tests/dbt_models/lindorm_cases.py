@@ -18,6 +18,7 @@ import json
 from typing import Any
 
 from cdc_lakehouse.formats.lindorm import decoder as lindorm_decoder
+from tests.dbt_models import conformance
 from tests.dbt_models import cross_topic_cases as xt
 from tests.dbt_models import fault_matrix_cases as fm
 from tests.dbt_models import schema_evolution_cases as evolution
@@ -295,3 +296,12 @@ def number_form_image(format_name: str, raw: bytes) -> dict[str, str | None]:
 def schema_changes(format_name: str) -> evolution.SchemaChanges:
     """Lindorm sends no DDL."""
     return evolution.SchemaChanges([], [], typed=False)
+
+
+def broken_records(format_name: str) -> conformance.BrokenRecords:
+    """BROKEN, on partition 3 of the SQL topic: the last lines of the dump."""
+    lines = dump_lines()[-len(BROKEN) :]
+    return conformance.BrokenRecords(
+        f"kafka_topic = '{SQL_TOPIC}' and kafka_partition = 3",
+        [(line, reason) for line, (*_b, reason) in zip(lines, BROKEN, strict=True)],
+    )

@@ -26,6 +26,7 @@ from cdc_lakehouse.formats.qlik.avro_writer import (
     encode_data,
     encode_metadata,
 )
+from tests.dbt_models import conformance
 from tests.dbt_models import cross_topic_cases as xt
 from tests.dbt_models import fault_matrix_cases as fm
 from tests.dbt_models import schema_evolution_cases as evolution
@@ -586,4 +587,20 @@ def schema_changes(format_name: str) -> evolution.SchemaChanges:
         [evolution.CREATE_TABLE, evolution.ADD_STOCK, evolution.RENAME],
         [evolution.WIDEN, evolution.DROP_NOTE],
         typed=True,
+    )
+
+
+def broken_records(format_name: str) -> conformance.BrokenRecords:
+    """BROKEN (JSON topic, partition 3, after the changes) or AVRO_BROKEN (Avro topic,
+    partition 3, the last lines of the dump); nothing else of the topic is quarantined."""
+    lines = dump_lines()
+    if format_name == "qlik_json":
+        topic, broken = JSON_TOPIC, BROKEN
+        lines = lines[len(CHANGES) : len(CHANGES) + len(BROKEN)]
+    else:
+        topic, broken = AVRO_TOPIC, AVRO_BROKEN
+        lines = lines[-len(AVRO_BROKEN) :]
+    return conformance.BrokenRecords(
+        f"kafka_topic = '{topic}'",
+        [(line, reason) for line, (*_b, reason) in zip(lines, broken, strict=True)],
     )

@@ -25,23 +25,29 @@ def test_the_cases_file_gives_the_name_or_opts_out(format_name, name):
     )
 
 
+# a format alone in its staging folder: changing its cases file changes only it
+ALONE = next(
+    fmt for fmt in formats.MANIFEST if len(formats.in_staging_folder(fmt.staging_folder)) == 1
+)
+
+
 def test_a_missing_name_is_reported_with_the_format_and_the_file(monkeypatch):
-    module = conformance.cases_module("lindorm_debezium")
+    module = conformance.cases_module(ALONE.name)
     monkeypatch.delattr(module, "fault_matrix")
     with pytest.raises(conformance.MissingConformanceError) as error:
-        conformance.lookup("lindorm_debezium", "fault_matrix")
+        conformance.lookup(ALONE.name, "fault_matrix")
     assert str(error.value).startswith(
-        "lindorm_debezium: tests/dbt_models/lindorm_cases.py has no `fault_matrix`"
+        f"{ALONE.name}: tests/dbt_models/{ALONE.staging_folder}_cases.py has no `fault_matrix`"
     )
     # the shared tests still run for the others, and for it (to fail with that message)
-    assert "lindorm_debezium" in conformance.formats_for("fault_matrix")
-    assert "lindorm_debezium" not in conformance.provided("fault_matrix")
+    assert ALONE.name in conformance.formats_for("fault_matrix")
+    assert ALONE.name not in conformance.provided("fault_matrix")
 
 
 def test_an_opt_out_leaves_the_format_out_of_the_check(monkeypatch):
-    module = conformance.cases_module("lindorm_debezium")
+    module = conformance.cases_module(ALONE.name)
     monkeypatch.setattr(module, "fault_matrix", None)
-    assert "lindorm_debezium" not in conformance.formats_for("fault_matrix")
-    assert conformance.opted_out("fault_matrix") == ["lindorm_debezium"]
+    assert ALONE.name not in conformance.formats_for("fault_matrix")
+    assert conformance.opted_out("fault_matrix") == [ALONE.name]
     with pytest.raises(conformance.MissingConformanceError, match="opts out of `fault_matrix`"):
-        conformance.provide("lindorm_debezium", "fault_matrix")
+        conformance.provide(ALONE.name, "fault_matrix")
