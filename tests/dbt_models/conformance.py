@@ -150,35 +150,41 @@ def provide(format_name: str, name: str, *args: Any) -> Any:
     return given(format_name, *args)
 
 
+def _status(name: str) -> dict[str, str]:
+    """format name -> ``given``, ``opted out`` or ``missing``, for every format of the
+    manifest that must give ``name``."""
+    out = {}
+    for fmt in formats.MANIFEST:
+        if not NAMES[name](fmt):
+            continue
+        try:
+            out[fmt.name] = "opted out" if lookup(fmt.name, name) is None else "given"
+        except MissingConformanceError:
+            out[fmt.name] = "missing"
+    return out
+
+
 def formats_for(name: str) -> list[str]:
     """The format names (sorted) that a test of ``name`` runs for: every format of the
     manifest that must give it and has not opted out. A format whose cases file lacks the
     name is listed: its test fails with :class:`MissingConformanceError`."""
-    out = []
-    for fmt in formats.MANIFEST:
-        if not NAMES[name](fmt):
-            continue
-        try:
-            if lookup(fmt.name, name) is None:
-                continue
-        except MissingConformanceError:
-            pass
-        out.append(fmt.name)
-    return sorted(out)
+    return sorted(f for f, status in _status(name).items() if status != "opted out")
 
 
 def opted_out(name: str) -> list[str]:
     """The format names (sorted) that must give ``name`` but set it to None."""
-    out = []
-    for fmt in formats.MANIFEST:
-        if not NAMES[name](fmt):
-            continue
-        try:
-            if lookup(fmt.name, name) is None:
-                out.append(fmt.name)
-        except MissingConformanceError:
-            pass
-    return sorted(out)
+    return sorted(f for f, status in _status(name).items() if status == "opted out")
+
+
+def broken_at_end(
+    where: str, lines: list[dict[str, Any]], broken: list[tuple[Any, ...]]
+) -> BrokenRecords:
+    """:class:`BrokenRecords` of the broken records ``broken`` (tuples ending in the reason)
+    written as the last ``len(broken)`` of ``lines``."""
+    last = lines[len(lines) - len(broken) :]
+    return BrokenRecords(
+        where, [(line, reason) for line, (*_b, reason) in zip(last, broken, strict=True)]
+    )
 
 
 def provided(name: str) -> dict[str, Any]:

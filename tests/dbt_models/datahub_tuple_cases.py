@@ -253,8 +253,5 @@ def number_form_image(format_name: str, raw: bytes) -> dict[str, str | None]:
 
 def broken_records(format_name: str) -> conformance.BrokenRecords:
     """BROKEN, on partition 3 of both topics: the last lines of the dump."""
-    lines = dump_lines()[-len(BROKEN) :]
-    return conformance.BrokenRecords(
-        "source_format = 'datahub_tuple' and kafka_topic like 'datahub.edge.%'",
-        [(line, reason) for line, (*_b, reason) in zip(lines, BROKEN, strict=True)],
-    )
+    where = "source_format = 'datahub_tuple' and kafka_topic like 'datahub.edge.%'"
+    return conformance.broken_at_end(where, dump_lines(), BROKEN)

@@ -379,8 +379,5 @@ def broken_records(format_name: str) -> conformance.BrokenRecords | None:
     DataHub Blob: none (its envelope is DataWorks', whose broken records are these)."""
     if format_name != "dataworks_json":
         return None
-    lines = dump_lines()[-len(BROKEN) :]
-    return conformance.BrokenRecords(
-        f"kafka_partition = 3 and kafka_topic = '{TOPIC}'",
-        [(line, reason) for line, (*_b, reason) in zip(lines, BROKEN, strict=True)],
-    )
+    where = f"kafka_partition = 3 and kafka_topic = '{TOPIC}'"
+    return conformance.broken_at_end(where, dump_lines(), BROKEN)

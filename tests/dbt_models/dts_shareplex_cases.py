@@ -279,8 +279,4 @@ def schema_changes(format_name: str) -> evolution.SchemaChanges:
 def broken_records(format_name: str) -> conformance.BrokenRecords:
     """BROKEN, on partition 4: the last lines of the dump; nothing else of the topic is
     quarantined."""
-    lines = dump_lines()[-len(BROKEN) :]
-    return conformance.BrokenRecords(
-        f"kafka_topic = '{TOPIC}'",
-        [(line, reason) for line, (*_b, reason) in zip(lines, BROKEN, strict=True)],
-    )
+    return conformance.broken_at_end(f"kafka_topic = '{TOPIC}'", dump_lines(), BROKEN)

@@ -300,8 +300,5 @@ def schema_changes(format_name: str) -> evolution.SchemaChanges:
 
 def broken_records(format_name: str) -> conformance.BrokenRecords:
     """BROKEN, on partition 3 of the SQL topic: the last lines of the dump."""
-    lines = dump_lines()[-len(BROKEN) :]
-    return conformance.BrokenRecords(
-        f"kafka_topic = '{SQL_TOPIC}' and kafka_partition = 3",
-        [(line, reason) for line, (*_b, reason) in zip(lines, BROKEN, strict=True)],
-    )
+    where = f"kafka_topic = '{SQL_TOPIC}' and kafka_partition = 3"
+    return conformance.broken_at_end(where, dump_lines(), BROKEN)

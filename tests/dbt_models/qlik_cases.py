@@ -595,12 +595,6 @@ def broken_records(format_name: str) -> conformance.BrokenRecords:
     partition 3, the last lines of the dump); nothing else of the topic is quarantined."""
     lines = dump_lines()
     if format_name == "qlik_json":
-        topic, broken = JSON_TOPIC, BROKEN
-        lines = lines[len(CHANGES) : len(CHANGES) + len(BROKEN)]
-    else:
-        topic, broken = AVRO_TOPIC, AVRO_BROKEN
-        lines = lines[-len(AVRO_BROKEN) :]
-    return conformance.BrokenRecords(
-        f"kafka_topic = '{topic}'",
-        [(line, reason) for line, (*_b, reason) in zip(lines, broken, strict=True)],
-    )
+        lines = lines[: len(CHANGES) + len(BROKEN)]
+        return conformance.broken_at_end(f"kafka_topic = '{JSON_TOPIC}'", lines, BROKEN)
+    return conformance.broken_at_end(f"kafka_topic = '{AVRO_TOPIC}'", lines, AVRO_BROKEN)

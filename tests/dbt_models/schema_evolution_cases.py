@@ -163,3 +163,7 @@ def row_differences(
         if wrong:
             problems.append(f"id {key}: (expected, gold) {wrong}")
     return problems
+
+
+EVERY_CHANGE_SENT = SchemaChanges([ADD_STOCK, RENAME], [WIDEN, DROP_NOTE, TRUNCATE], typed=True)
+"""The changes of a format whose producer sends every DDL as it is (DTS Canal, DTS Avro)."""
