@@ -16,7 +16,7 @@ import pytest
 
 import tests.dbt_models
 from tests.dbt_models import qlik_late_metadata_cases, qlik_real_stream_cases
-from tests.dbt_models.helpers import Readers, gold_rows, node_windows
+from tests.dbt_models.helpers import Readers, gold_rows, node_windows, write_dump
 from tests.dbt_models.simulation import (
     INCREMENTAL_TABLES,
     Simulation,
@@ -113,8 +113,9 @@ def ingest_dump(spark, project_dir: Path, lake_dir: Path) -> Callable[..., Any]:
 
 
 def case_modules() -> list[Any]:
-    """Every ``tests/dbt_models/*_cases.py`` module: each has ``write_dump(path) -> Path``
-    that writes its edge-case records (one format's topics) as a topic dump."""
+    """Every ``tests/dbt_models/*_cases.py`` module: each has ``dump_lines()``, its edge-case
+    records (one format's topics) as topic dump lines (:func:`helpers.write_dump` writes
+    them)."""
     names = sorted(
         info.name
         for info in pkgutil.iter_modules(tests.dbt_models.__path__)
@@ -142,16 +143,17 @@ def built_lake(
     simulated history, ingested and built with one `dbt build` for the whole test session.
 
     A cases module may also write records of topics missing from the registry
-    (``write_unregistered_dump(path) -> (path, topic)``): they are ingested with a registry
+    (``unregistered_dump_lines() -> (lines, topic)``): they are ingested with a registry
     that has the topic (as a topic removed from the registry after ingest would be)."""
     cases_dir = tmp_path_factory.mktemp("cases")
     unregistered_dir = tmp_path_factory.mktemp("unregistered")
     registry_lines = (project_dir / "seeds" / "cdc_topics.csv").read_text().splitlines()
     for module in case_modules():
         name = module.__name__.rsplit(".", 1)[-1]
-        module.write_dump(cases_dir / f"{name}.jsonl")
-        if hasattr(module, "write_unregistered_dump"):
-            _path, topic = module.write_unregistered_dump(unregistered_dir / f"{name}.jsonl")
+        write_dump(cases_dir / f"{name}.jsonl", module.dump_lines())
+        if hasattr(module, "unregistered_dump_lines"):
+            lines, topic = module.unregistered_dump_lines()
+            write_dump(unregistered_dir / f"{name}.jsonl", lines)
             registry_lines.append(f"{topic},dts_canal_json,mysql,false,not in the seed")
     registry = unregistered_dir.parent / "registry-with-unregistered-topics.csv"
     registry.write_text("\n".join(registry_lines) + "\n")
@@ -187,11 +189,12 @@ def simulated_increments(
         for simulation in simulations.values():
             if index < len(simulation.second_delivery.batches):
                 write_records(batch_dir, simulation.second_delivery.batches[index])
-        # the edge cases that need later batches: ``write_increment_dump(path, batch)``
+        # the edge cases that need later batches: ``increment_dump_lines(batch)``
         for module in case_modules():
-            if hasattr(module, "write_increment_dump"):
+            lines = getattr(module, "increment_dump_lines", lambda _batch: None)(index)
+            if lines is not None:
                 name = module.__name__.rsplit(".", 1)[-1]
-                module.write_increment_dump(batch_dir / f"{name}-increment.jsonl", index)
+                write_dump(batch_dir / f"{name}-increment.jsonl", lines)
         ingest_dump(batch_dir)  # one ingest batch for every format's records of the batch
         command = ("build" if index == batches - 1 else "run",)
         if index == 0:  # a reader queries the public tables while the first run writes them

@@ -15,8 +15,13 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
+
+from cdc_lakehouse.formats.datahub_tuple import decoder as datahub_tuple_decoder
+from tests.dbt_models import conformance
+from tests.dbt_models import cross_topic_cases as xt
+from tests.dbt_models import fault_matrix_cases as fm
+from tests.dbt_models.helpers import DumpLine, Offsets, dump_line
 
 KEYED = "datahub.edge.tuple_keyed"
 UNKEYED = "datahub.edge.tuple"
@@ -164,31 +169,89 @@ EXPECTED_UNKEYED = {
 }
 
 
-def write_dump(path: Path) -> Path:
-    """Write the cases as a topic dump file at ``path``; return it."""
-    offsets: dict[tuple[str, int], int] = {}
-    lines: list[dict[str, Any]] = []
-
-    def add(topic: str, partition: int, **value: Any) -> None:
-        offset = offsets.get((topic, partition), 0)
-        offsets[(topic, partition)] = offset + 1
-        lines.append(
-            {
-                "topic": topic,
-                "partition": partition,
-                "offset": offset,
-                "timestamp": 1700000000000,
-                "key": None,
-                **value,
-            }
-        )
-
-    for topic, partition, value in CHANGES:
-        add(topic, partition, value=value)
+def dump_lines() -> list[DumpLine]:
+    """The cases as topic dump lines."""
+    offsets = Offsets()
+    lines = [
+        dump_line(topic, partition, offsets(topic, partition), value, timestamp=1700000000000)
+        for topic, partition, value in CHANGES
+    ]
     for topic, value, value_b64, _reason in BROKEN:
-        if value_b64 is not None:
-            add(topic, 3, value_base64=value_b64)
-        else:
-            add(topic, 3, value=value)
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    return path
+        offset = offsets(topic, 3)
+        lines.append(
+            dump_line(topic, 3, offset, value, timestamp=1700000000000, value_base64=value_b64)
+        )
+    return lines
+
+
+# --------------------------------------------------------------------------- conformance
+# What the tests shared by all formats ask of this file (tests/dbt_models/conformance.py).
+
+
+def cross_topic_case(format_name: str) -> xt.Case:
+    """The update is two records (before half, after half): three rows per topic."""
+    return xt.Case(_cross_topic_messages, xt.TABLE, "id", "name", 3)
+
+
+def _cross_topic_messages(side: str) -> list[str | bytes]:
+    inserted, updated = {"id": 1, "name": f"{side}-insert"}, {"id": 1, "name": f"{side}-update"}
+    return [
+        record("I", "100", INSERT, inserted, table=xt.TABLE),
+        record("U", "101", BEFORE, inserted, table=xt.TABLE, time_ms=xt.T + 1),
+        record("U", "101", AFTER, updated, table=xt.TABLE, time_ms=xt.T + 1),
+    ]
+
+
+def fault_matrix(format_: str) -> fm.FaultMatrix:
+    def record(seq: Any, row: dict[str, Any], *, op: Any = "I", **meta: Any) -> bytes:
+        message = {
+            "_sequence_id_": str(seq),
+            "_operation_type_": op,
+            "_excute_time_": fm.T_MS,
+            "_source_table_": format_,
+            "_before_image_": "N",
+            "_after_image_": "Y",
+            **meta,
+            **row,
+        }
+        return fm.duplicate_column(fm.json_bytes(message))
+
+    def good(seq: int, row: dict[str, Any]) -> bytes:
+        return record(seq, row)
+
+    faults = [
+        fm.Fault("unknown op", record(9, fm.GOOD_ROWS[1], op="X"), "unknown_op", "X"),
+        fm.Fault(
+            "key column missing",
+            record(9, {"note": "no id", "amount": fm.raw("1")}),
+            "missing_key_column",
+            "id",
+        ),
+        fm.Fault("op is a number", record(9, fm.GOOD_ROWS[1], op=5), "invalid_field_type"),
+        fm.Fault(
+            "execute time of 60 digits",
+            record(9, fm.GOOD_ROWS[1], _excute_time_=fm.raw(fm.SIXTY_DIGITS)),
+            "invalid_field_value",
+            "_excute_time_",
+        ),
+        fm.Fault(
+            "sequence id of 60 digits",
+            record(fm.SIXTY_DIGITS, fm.GOOD_ROWS[1]),
+            "invalid_field_type",
+            "_sequence_id_",
+        ),
+    ]
+    return fm.FaultMatrix(good, faults)
+
+
+def number_form_image(format_name: str, raw: bytes) -> dict[str, str | None]:
+    """The row values the decoder reads from one insert (column names lower case)."""
+    row = datahub_tuple_decoder.decode_one(raw)
+    assert row["decode_error"] is None, row["decode_error_detail"]
+    return {name.lower(): text for name, text in row["row_image"]}
+
+
+def broken_records(format_name: str) -> conformance.BrokenRecords:
+    """BROKEN, on partition 3 of both topics: the last lines of the dump."""
+    where = "source_format = 'datahub_tuple' and kafka_topic like 'datahub.edge.%'"
+    return conformance.broken_at_end(where, dump_lines(), BROKEN)

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
+
+from tests.dbt_models import conformance
+from tests.dbt_models import cross_topic_cases as xt
+from tests.dbt_models import fault_matrix_cases as fm
+from tests.dbt_models import schema_evolution_cases as evolution
+from tests.dbt_models.helpers import DumpLine, Offsets, dump_line
 
 TOPIC = "dataworks.sample.mysql"
 DB = "edge_db"
@@ -253,35 +258,126 @@ EXPECTED_ORDERS = {
 EXPECTED_NOKEY = {'{"a":"2","b":"y"}': {"a": "2", "b": "y"}}
 
 
-def write_dump(path: Path) -> Path:
-    """Write the cases as a topic dump file at ``path``; return it."""
-    offsets: dict[int, int] = {}
-    lines = []
-    for partition, value in CHANGES:
-        offset = offsets.get(partition, 0)
-        offsets[partition] = offset + 1
-        lines.append(
-            {
-                "topic": TOPIC,
-                "partition": partition,
-                "offset": offset,
-                "timestamp": 1700000000000,
-                "key": None,
-                "value": value,
-            }
-        )
+def dump_lines() -> list[DumpLine]:
+    """The cases as topic dump lines."""
+    offsets = Offsets()
+    lines = [
+        dump_line(TOPIC, partition, offsets(TOPIC, partition), value, timestamp=1700000000000)
+        for partition, value in CHANGES
+    ]
     for offset, (value, value_b64, _reason) in enumerate(BROKEN):
-        record: dict[str, Any] = {
-            "topic": TOPIC,
-            "partition": 3,
-            "offset": offset,
-            "timestamp": 1700000000000,
-            "key": None,
+        lines.append(
+            dump_line(TOPIC, 3, offset, value, timestamp=1700000000000, value_base64=value_b64)
+        )
+    return lines
+
+
+# --------------------------------------------------------------------------- conformance
+# What the tests shared by all formats ask of this file (tests/dbt_models/conformance.py).
+
+
+def cross_topic_case(format_name: str) -> xt.Case:
+    """Both formats of the folder: one INSERT and one UPDATE per topic."""
+    return xt.Case(_cross_topic_messages, xt.TABLE, "id", "name", 2)
+
+
+def _cross_topic_messages(side: str) -> list[str | bytes]:
+    columns = [{"name": "id", "type": "LONG"}, {"name": "name", "type": "STRING"}]
+    inserted, updated = {"id": 1, "name": f"{side}-insert"}, {"id": 1, "name": f"{side}-update"}
+    messages = [
+        message("INSERT", "100", table=xt.TABLE, after=inserted, columns=columns),
+        message(
+            "UPDATE_AFTER", "101", table=xt.TABLE, before=inserted, after=updated, columns=columns
+        ),
+    ]
+    database = f'"dbName":"{DB}"'
+    return [m.replace(database, f'"dbName":"{xt.DB}"') for m in messages]
+
+
+def fault_matrix(format_: str) -> fm.FaultMatrix:
+    """Both formats of the folder: the DataWorks envelope."""
+
+    def envelope(
+        seq: Any, row: dict[str, Any] | None, *, op: str = "INSERT", **payload: Any
+    ) -> bytes:
+        message = {
+            "schema": {
+                "dataColumn": [
+                    {"name": "id", "type": "LONG"},
+                    {"name": "note", "type": "STRING"},
+                    {"name": "amount", "type": "DOUBLE"},
+                ],
+                "primaryKey": ["id"],
+                "source": {"dbType": "MySQL", "dbName": fm.PREFIX, "tableName": format_},
+            },
+            "payload": {
+                "before": None,
+                "after": {"dataColumn": row} if row is not None else None,
+                "sequenceId": str(seq),
+                "op": op,
+                "timestamp": {"eventTime": fm.T_MS + int(seq), "systemTime": fm.T_MS + int(seq)},
+                "ddl": None,
+                **payload,
+            },
+            "version": "1.0.0",
         }
-        if value_b64 is not None:
-            record["value_base64"] = value_b64
-        else:
-            record["value"] = value
-        lines.append(record)
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    return path
+        return fm.duplicate_column(fm.json_bytes(message))
+
+    def good(seq: int, row: dict[str, Any]) -> bytes:
+        return envelope(seq, row)
+
+    faults = [
+        fm.Fault("unknown op", envelope(9, fm.GOOD_ROWS[1], op="UPSERT"), "unknown_op", "UPSERT"),
+        fm.Fault(
+            "key column missing",
+            envelope(9, {"note": "no id", "amount": fm.raw("1")}),
+            "missing_key_column",
+            "id",
+        ),
+        # a number is read as its text (the exact JSON function's string fields): 7 is no op
+        fm.Fault(
+            "op is a number",
+            envelope(9, fm.GOOD_ROWS[1], op=7),  # type: ignore[arg-type]
+            "unknown_op",
+            "payload.op 7",
+        ),
+        fm.Fault(
+            "event time of 60 digits",
+            envelope(9, fm.GOOD_ROWS[1], timestamp={"eventTime": fm.raw(fm.SIXTY_DIGITS)}),
+            "invalid_field_value",
+            "eventTime",
+        ),
+        fm.Fault(
+            "sequenceId of 60 digits",
+            envelope(fm.SIXTY_DIGITS, fm.GOOD_ROWS[1], timestamp={"eventTime": fm.T_MS}),
+            "invalid_field_type",
+            "sequenceId",
+        ),
+        fm.Fault(
+            "the payload named twice",
+            envelope(9, fm.GOOD_ROWS[1]).replace(b'"version"', b'"payload":{},"version"'),
+            "duplicate_key",
+            "'payload'",
+        ),
+    ]
+    return fm.FaultMatrix(good, faults)
+
+
+def schema_changes(format_name: str) -> evolution.SchemaChanges:
+    """DataWorks / Blob send the MySQL 5.7 CHANGE COLUMN: a rename, then the column's type."""
+    first = [
+        evolution.ADD_STOCK,
+        evolution.RENAME,
+        ("change_column_type", "title", None, "string"),
+    ]
+    second = [evolution.WIDEN, evolution.DROP_NOTE, evolution.TRUNCATE]
+    return evolution.SchemaChanges(first, second, typed=True)
+
+
+def broken_records(format_name: str) -> conformance.BrokenRecords | None:
+    """BROKEN, on partition 3 of TOPIC (a dataworks_json topic): the last lines of the dump.
+    DataHub Blob: none (its envelope is DataWorks', whose broken records are these)."""
+    if format_name != "dataworks_json":
+        return None
+    where = f"kafka_partition = 3 and kafka_topic = '{TOPIC}'"
+    return conformance.broken_at_end(where, dump_lines(), BROKEN)

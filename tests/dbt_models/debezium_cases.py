@@ -7,16 +7,19 @@ connector, schemaless: database ``dbz_shop``). Changes are on partitions 0-1, br
 partition 3 of ``dbz.edge.postgres``. Each case says in a comment what a reader of the spec
 expects.
 
-Also the format-specific functions of the shared per-format test dicts (cross_topic_cases.py,
-fault_matrix_cases.py), registered there with one line each.
+And what the tests shared by all formats ask of it (tests/dbt_models/conformance.py):
+``cross_topic_case``, ``fault_matrix``, ``broken_records``. No ``schema_changes``: the change
+simulator's schema-evolution stream does not render Debezium.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
+
+from tests.dbt_models import conformance
+from tests.dbt_models.helpers import DumpLine, Offsets, dump_line
 
 PG_TOPIC = "dbz.edge.postgres"
 MYSQL_TOPIC = "dbz.edge.mysql"
@@ -404,40 +407,46 @@ BROKEN_PARTITION = 3
 # --------------------------------------------------------------------------- the dump
 
 
-def _lines(topic: str, changes: list[tuple[int, str | None, str | None]]) -> list[dict]:
-    offsets: dict[int, int] = {}
-    lines = []
-    for partition, key, value in changes:
-        offset = offsets.get(partition, 0)
-        offsets[partition] = offset + 1
-        lines.append(
-            {
-                "topic": topic,
-                "partition": partition,
-                "offset": offset,
-                "timestamp": T,
-                "key": key,
-                "value": value,
-            }
-        )
-    return lines
+def _lines(topic: str, changes: list[tuple[int, str | None, str | None]]) -> list[DumpLine]:
+    offsets = Offsets()
+    return [
+        dump_line(topic, partition, offsets(topic, partition), value, timestamp=T, key=key)
+        for partition, key, value in changes
+    ]
 
 
-def write_dump(path: Path) -> Path:
-    """Write the cases of both topics as a topic dump file at ``path``; return it."""
+def dump_lines() -> list[DumpLine]:
+    """The cases of both topics as topic dump lines (the broken records last)."""
     broken = [(BROKEN_PARTITION, key, value) for key, value, _r, _d in BROKEN]
-    lines = (
+    return (
         _lines(PG_TOPIC, PG_CHANGES) + _lines(MYSQL_TOPIC, MYSQL_CHANGES) + _lines(PG_TOPIC, broken)
     )
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    return path
 
 
-# --------------------------------------------------------------------------- shared test dicts
+# --------------------------------------------------------------------------- conformance
+# What the tests shared by all formats ask of this file (tests/dbt_models/conformance.py).
+
+
+def cross_topic_case(format_name: str) -> Any:
+    """Row 1 of xtopic.xtopic_items through both topics, keyed by :data:`CROSS_TOPIC_KEY`."""
+    from tests.dbt_models import cross_topic_cases as xtopic
+
+    return xtopic.Case(
+        cross_topic_messages, xtopic.TABLE, "id", "name", 2, record_key=CROSS_TOPIC_KEY
+    )
+
+
+def broken_records(format_name: str) -> conformance.BrokenRecords:
+    """BROKEN, on partition 3 of dbz.edge.postgres: the last lines of the dump."""
+    return conformance.broken_at_end(
+        f"kafka_topic = '{PG_TOPIC}' and kafka_partition = {BROKEN_PARTITION}",
+        dump_lines(),
+        [(key, value, reason) for key, value, reason, _detail in BROKEN],
+    )
 
 
 def cross_topic_messages(side: str) -> list[str | bytes]:
-    """cross_topic_cases.CASES: row 1 of xtopic.xtopic_items inserted and updated (MySQL,
+    """Row 1 of xtopic.xtopic_items inserted and updated (MySQL,
     schemaless) at the same binlog positions in both topics (Kafka key: CROSS_TOPIC_KEY)."""
     from tests.dbt_models import cross_topic_cases as xtopic
 
@@ -457,11 +466,10 @@ FAULT_KEY = my_key(0)
 the key column (id); the values come from the image."""
 
 
-def fault_builder(format_: str) -> tuple[Any, list[Any]]:
-    """fault_matrix_cases.BUILDERS: (good, faults) of topic faults.debezium_json, table
-    faults.debezium_json (MySQL, schemaless; one PostgreSQL record with schemas for the
-    Decimal fault). A Kafka NULL value is a tombstone here, not a fault (the matrix leaves the
-    generic one out for this format: TOMBSTONE_FORMATS)."""
+def fault_matrix(format_: str) -> Any:
+    """Good records and faults of topic faults.debezium_json, table faults.debezium_json
+    (MySQL, schemaless; one PostgreSQL record with schemas for the Decimal fault), each record
+    keyed by :data:`FAULT_KEY`. A Kafka NULL value is a tombstone here, not a fault."""
     from tests.dbt_models import fault_matrix_cases as fm
 
     def message(row: dict[str, Any] | None, *, op: Any = "c", **source: Any) -> bytes:
@@ -482,7 +490,7 @@ def fault_builder(format_: str) -> tuple[Any, list[Any]]:
             "ts_ms": fm.T_MS + 5,
         }
         value["source"] = {k: v for k, v in value["source"].items() if v is not _DELETE}
-        return fm._duplicate_column(fm._text(value))
+        return fm.duplicate_column(fm.json_bytes(value))
 
     def good(seq: int, row: dict[str, Any]) -> bytes:
         return message(row, pos=4 + seq)
@@ -525,4 +533,4 @@ def fault_builder(format_: str) -> tuple[Any, list[Any]]:
             "payload.after.balance",
         ),
     ]
-    return good, faults
+    return fm.FaultMatrix(good, faults, tombstones=True, record_key=FAULT_KEY)

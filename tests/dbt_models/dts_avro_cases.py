@@ -10,12 +10,14 @@ Ordering is (sourceTimestamp seconds, id) - the Kafka partition / offset only br
 
 from __future__ import annotations
 
-import base64
-import json
-from pathlib import Path
 from typing import Any
 
 from cdc_lakehouse.formats.dts_avro import avro_writer as avro
+from tests.dbt_models import conformance
+from tests.dbt_models import cross_topic_cases as xt
+from tests.dbt_models import fault_matrix_cases as fm
+from tests.dbt_models import schema_evolution_cases as evolution
+from tests.dbt_models.helpers import DumpLine, Offsets, dump_line
 
 TOPIC = "dts.cases.avro"
 ORDERS = [("id", 3), ("status", 253), ("amount", 246), ("note", 15)]
@@ -269,30 +271,140 @@ EXPECTED_UK = {'{"code":"A"}': {"code": "A", "qty": "1"}}
 EXPECTED_NOKEY = {'{"a":"2","b":"y"}': {"a": "2", "b": "y"}}
 
 
-def write_dump(path: Path) -> Path:
-    """Write the cases as a topic dump file at ``path``; return it."""
-    offsets: dict[int, int] = {}
-    lines = []
-    for partition, record in CHANGES:
-        offset = offsets.get(partition, 0)
-        offsets[partition] = offset + 1
-        raw = avro.encode(record)
-        lines.append(
-            {
-                "topic": TOPIC,
-                "partition": partition,
-                "offset": offset,
-                "timestamp": record["sourceTimestamp"] * 1000,
-                "key": None,
-                "value_base64": base64.b64encode(raw).decode("ascii"),
-            }
+def dump_lines() -> list[DumpLine]:
+    """The cases as topic dump lines."""
+    offsets = Offsets()
+    lines = [
+        dump_line(
+            TOPIC,
+            partition,
+            offsets(TOPIC, partition),
+            avro.encode(record),
+            timestamp=record["sourceTimestamp"] * 1000,
         )
-    for offset, (raw, _reason) in enumerate(BROKEN):
-        line: dict[str, Any] = {"topic": TOPIC, "partition": 4, "offset": offset, "key": None}
-        if raw is None:
-            line["value"] = None
-        else:
-            line["value_base64"] = base64.b64encode(raw).decode("ascii")
-        lines.append(line)
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    return path
+        for partition, record in CHANGES
+    ]
+    lines += [dump_line(TOPIC, 4, offset, raw) for offset, (raw, _reason) in enumerate(BROKEN)]
+    return lines
+
+
+# --------------------------------------------------------------------------- conformance
+# What the tests shared by all formats ask of this file (tests/dbt_models/conformance.py).
+
+
+def cross_topic_case(format_name: str) -> xt.Case:
+    return xt.Case(_cross_topic_messages, xt.TABLE, "id", "name", 2)
+
+
+def _cross_topic_messages(side: str) -> list[str | bytes]:
+    args: dict[str, Any] = {
+        "object_name": f"{xt.DB}.{xt.TABLE}",
+        "columns": [("id", 3), ("name", 253)],
+        "primary_key": ["id"],
+    }
+    inserted, updated = {"id": 1, "name": f"{side}-insert"}, {"id": 1, "name": f"{side}-update"}
+    return [
+        avro.encode(
+            avro.make_record("INSERT", record_id=100, source_timestamp=1000, after=inserted, **args)
+        ),
+        avro.encode(
+            avro.make_record(
+                "UPDATE",
+                record_id=101,
+                source_timestamp=1001,
+                before=inserted,
+                after=updated,
+                **args,
+            )
+        ),
+    ]
+
+
+def fault_matrix(format_: str) -> fm.FaultMatrix:
+    columns = [("id", 8), ("note", 252), ("amount", 246)]
+
+    def record(rid: int, row: dict[str, Any] | None, op: str = "INSERT", **kw: Any) -> bytes:
+        values = None
+        if row is not None:
+            values = {
+                name: (
+                    avro.decimal(str(value)[len("__RAW__") : -2])
+                    if str(value).startswith("__RAW__")
+                    else value
+                )
+                for name, value in row.items()
+            }
+        args: dict[str, Any] = {
+            "object_name": f"{fm.PREFIX}.{format_}",
+            "columns": columns,
+            "primary_key": ["id"],
+            "after": values,
+        }
+        args.update(kw)
+        return avro.encode(
+            avro.make_record(op, record_id=rid, source_timestamp=1_700_000_000 + rid, **args)
+        )
+
+    def good(seq: int, row: dict[str, Any]) -> bytes:
+        return record(seq, row)
+
+    whole = record(9, fm.GOOD_ROWS[1])
+    faults = [
+        fm.Fault("Kafka NULL value", None, "empty_value"),
+        fm.Fault("zero bytes", b"", "empty_value"),
+        fm.Fault("garbage bytes", b"\x13\x37not avro at all\xff" * 4, "avro_schema_mismatch"),
+        fm.Fault("truncated record", whole[: len(whole) // 2], "avro_schema_mismatch"),
+        fm.Fault(
+            "a string claiming 2^62 bytes",
+            b"\x00\xfe\xff\xff\xff\xff\xff\xff\xff\x7f" + b"x" * 16,
+            "avro_schema_mismatch",
+        ),
+        fm.Fault("JSON instead of Avro", b'{"id":1}', "avro_schema_mismatch"),
+        fm.Fault(
+            "key column missing from the image",
+            record(9, {"id": avro.NONE, "note": "no id", "amount": fm.raw("1")}),
+            "missing_key_column",
+            "id",
+        ),
+        fm.Fault(
+            "sourceTimestamp after the year 9999",
+            avro.encode(
+                avro.make_record(
+                    "INSERT",
+                    record_id=9,
+                    source_timestamp=2**62,
+                    object_name=f"{fm.PREFIX}.{format_}",
+                    columns=columns,
+                    primary_key=["id"],
+                    after={"id": 9, "note": "x", "amount": avro.decimal("1")},
+                )
+            ),
+            "invalid_field_value",
+            "sourceTimestamp",
+        ),
+        fm.Fault(
+            "readerThroughoutTime of 60 digits",
+            record(9, fm.GOOD_ROWS[1], tags={"readerThroughoutTime": fm.SIXTY_DIGITS}),
+            "invalid_field_value",
+            "readerThroughoutTime",
+        ),
+        fm.Fault(
+            "pk_uk_info nested 1,000 levels",
+            record(
+                9, fm.GOOD_ROWS[1], primary_key=None, tags={"pk_uk_info": "[" * 1000 + "]" * 1000}
+            ),
+            "invalid_field_value",
+            "pk_uk_info",
+        ),
+    ]
+    return fm.FaultMatrix(good, faults)
+
+
+def schema_changes(format_name: str) -> evolution.SchemaChanges:
+    return evolution.EVERY_CHANGE_SENT
+
+
+def broken_records(format_name: str) -> conformance.BrokenRecords:
+    """BROKEN, on partition 4: the last lines of the dump; nothing else of the topic is
+    quarantined (the sample's topic is another)."""
+    return conformance.broken_at_end(f"kafka_topic = '{TOPIC}'", dump_lines(), BROKEN)

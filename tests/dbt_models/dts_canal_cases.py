@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
+
+from tests.dbt_models import conformance
+from tests.dbt_models import cross_topic_cases as xt
+from tests.dbt_models import fault_matrix_cases as fm
+from tests.dbt_models import schema_evolution_cases as evolution
+from tests.dbt_models.helpers import DumpLine, Offsets, dump_line
 
 TOPIC = "dts.edge.canal"
 LEGACY_TOPIC = "dts.edge.canal_legacy"
@@ -368,40 +373,143 @@ EXPECTED_LEGACY_ITEMS = {
 
 def _records(
     topic: str, changes: list[tuple[int, str]], broken: list[tuple[str | None, str | None, str]]
-) -> list[dict[str, Any]]:
-    offsets: dict[int, int] = {}
-    lines = []
-    for partition, value in changes:
-        offset = offsets.get(partition, 0)
-        offsets[partition] = offset + 1
-        lines.append(
-            {
-                "topic": topic,
-                "partition": partition,
-                "offset": offset,
-                "timestamp": T,
-                "key": None,
-                "value": value,
-            }
-        )
+) -> list[DumpLine]:
+    offsets = Offsets()
+    lines = [
+        dump_line(topic, partition, offsets(topic, partition), value, timestamp=T)
+        for partition, value in changes
+    ]
     for offset, (value, value_b64, _reason) in enumerate(broken):
-        record: dict[str, Any] = {
-            "topic": topic,
-            "partition": 3,
-            "offset": offset,
-            "timestamp": T,
-            "key": None,
-        }
-        if value_b64 is not None:
-            record["value_base64"] = value_b64
-        else:
-            record["value"] = value
-        lines.append(record)
+        lines.append(dump_line(topic, 3, offset, value, timestamp=T, value_base64=value_b64))
     return lines
 
 
-def write_dump(path: Path) -> Path:
-    """Write the cases of both topics as a topic dump file at ``path``; return it."""
-    lines = _records(TOPIC, CHANGES, BROKEN) + _records(LEGACY_TOPIC, LEGACY_CHANGES, LEGACY_BROKEN)
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    return path
+def dump_lines() -> list[DumpLine]:
+    """The cases of both topics as topic dump lines."""
+    return _records(TOPIC, CHANGES, BROKEN) + _records(LEGACY_TOPIC, LEGACY_CHANGES, LEGACY_BROKEN)
+
+
+# --------------------------------------------------------------------------- conformance
+# What the tests shared by all formats ask of this file (tests/dbt_models/conformance.py).
+
+
+def cross_topic_case(format_name: str) -> xt.Case:
+    """A Canal message holds rows: the ordering key has the row's index after the offset."""
+    return xt.Case(_cross_topic_messages, xt.TABLE, "id", "name", 2, row_index_in_key=True)
+
+
+def _cross_topic_messages(side: str) -> list[str | bytes]:
+    args: dict[str, Any] = {
+        "database": xt.DB,
+        "table": xt.TABLE,
+        "types": {"id": "bigint(20)", "name": "varchar(32)"},
+    }
+    return [
+        canal("INSERT", [{"id": "1", "name": f"{side}-insert"}], es=xt.T, **args),
+        canal(
+            "UPDATE",
+            [{"id": "1", "name": f"{side}-update"}],
+            [{"name": f"{side}-insert"}],
+            es=xt.T + 1000,
+            **args,
+        ),
+    ]
+
+
+WIDE_ROWS = 10_000
+"""Rows of the one wide Canal INSERT (:func:`fault_matrix`)."""
+WIDE_FIRST_ID = 1_000_000
+
+
+def wide_rows() -> dict[int, dict[str, Any]]:
+    """The rows of the wide Canal INSERT: id -> column -> value (about 40 bytes each)."""
+    return {
+        id_: {"id": id_, "note": "w", "amount": str(id_ % 7)}
+        for id_ in range(WIDE_FIRST_ID, WIDE_FIRST_ID + WIDE_ROWS)
+    }
+
+
+def fault_matrix(format_: str) -> fm.FaultMatrix:
+    """Also one valid INSERT of :data:`WIDE_ROWS` rows (:func:`wide_rows`), last."""
+
+    def message(es: Any, rows: list[dict[str, Any]] | None, *, type_: Any = "INSERT") -> bytes:
+        out = {
+            "data": [{k: fm.canal_text(v) for k, v in r.items()} for r in rows]
+            if rows is not None
+            else None,
+            "database": fm.PREFIX,
+            "es": es,
+            "id": 1,
+            "isDdl": False,
+            "mysqlType": {"id": "bigint", "note": "text", "amount": "decimal(65,2)"},
+            "old": None,
+            "pkNames": ["id"],
+            "sql": "",
+            "sqlType": None,
+            "table": format_,
+            "ts": fm.T_MS + 100,
+            "type": type_,
+        }
+        return fm.duplicate_column(fm.json_bytes(out))
+
+    def good(seq: int, row: dict[str, Any]) -> bytes:
+        return message(fm.T_MS + seq, [row])
+
+    faults = [
+        fm.Fault(
+            "unknown type", message(fm.T_MS + 9, [fm.GOOD_ROWS[1]], type_="UPSERT"), "unknown_op"
+        ),
+        fm.Fault(
+            "key column missing",
+            message(fm.T_MS + 9, [{"note": "no id", "amount": fm.raw("1")}]),
+            "missing_key_column",
+            "id",
+        ),
+        fm.Fault(
+            "one bad row quarantines the whole message",
+            message(fm.T_MS + 9, [fm.GOOD_ROWS[1], {"note": "no id"}]),
+            "missing_key_column",
+        ),
+        # a number is read as its text (the exact JSON function's string fields): 4 is no DML type
+        fm.Fault(
+            "type is a number", message(fm.T_MS + 9, [fm.GOOD_ROWS[1]], type_=4), "unknown_op"
+        ),
+        fm.Fault(
+            "es of 60 digits",
+            message(fm.raw(fm.SIXTY_DIGITS), [fm.GOOD_ROWS[1]]),
+            "invalid_field_value",
+            "es",
+        ),
+        fm.Fault(
+            "es of 18 digits (after the year 9999)",
+            message(fm.raw("999999999999999999"), [fm.GOOD_ROWS[1]]),
+            "invalid_field_value",
+            "es",
+        ),
+        fm.Fault(
+            "data is an object",
+            fm.json_bytes({"data": {"id": "1"}, "type": "INSERT", "es": fm.T_MS, "table": format_}),
+            "invalid_field_type",
+            "data",
+        ),
+    ]
+    # one valid INSERT of WIDE_ROWS rows (about 400 KB): repeating its bytes for each of its
+    # rows makes 4 GB, past what one Arrow array holds (2 GiB); it stopped every build
+    wide = message(fm.T_MS + 5, list(wide_rows().values()))
+    return fm.FaultMatrix(good, faults, last=[wide], extra_gold_rows=wide_rows())
+
+
+def schema_changes(format_name: str) -> evolution.SchemaChanges:
+    return evolution.EVERY_CHANGE_SENT
+
+
+def broken_records(format_name: str) -> conformance.BrokenRecords:
+    """BROKEN and LEGACY_BROKEN, on partition 3 of each topic: the last lines of each topic's
+    part of the dump."""
+    current = conformance.broken_at_end("", _records(TOPIC, CHANGES, BROKEN), BROKEN)
+    legacy = _records(LEGACY_TOPIC, LEGACY_CHANGES, LEGACY_BROKEN)
+    old = conformance.broken_at_end("", legacy, LEGACY_BROKEN)
+    return conformance.BrokenRecords(
+        f"kafka_topic in ('{TOPIC}', '{LEGACY_TOPIC}') and kafka_partition = 3",
+        current.records + old.records,
+    )

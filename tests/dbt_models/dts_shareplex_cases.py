@@ -10,8 +10,14 @@ Kafka partition / offset only break ties.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
+
+from cdc_lakehouse.formats.dts_shareplex import decoder as shareplex_decoder
+from tests.dbt_models import conformance
+from tests.dbt_models import cross_topic_cases as xt
+from tests.dbt_models import fault_matrix_cases as fm
+from tests.dbt_models import schema_evolution_cases as evolution
+from tests.dbt_models.helpers import DumpLine, Offsets, dump_line
 
 TOPIC = "dts.cases.shareplex"
 
@@ -168,47 +174,109 @@ EXPECTED_ORDERS: dict[str, dict[str, str | None]] = {
 EXPECTED_NUMS = {'{"K":"1"}': {"K": "1", "V": "new"}}
 
 
-def dump_lines(
-    changes: list[tuple[int, str]], offsets: dict[int, int] | None = None
-) -> list[dict[str, Any]]:
-    """Dump records of ``changes`` on TOPIC, numbering each partition's offsets on from
-    ``offsets`` (partition -> next offset; updated in place)."""
-    offsets = {} if offsets is None else offsets
-    lines = []
-    for partition, value in changes:
-        offset = offsets.get(partition, 0)
-        offsets[partition] = offset + 1
-        lines.append(
-            {
-                "topic": TOPIC,
-                "partition": partition,
-                "offset": offset,
-                "timestamp": 1704164645000,
-                "key": None,
-                "value": value,
-            }
-        )
+def _change_lines(changes: list[tuple[int, str]], offsets: Offsets) -> list[DumpLine]:
+    """Dump lines of ``changes`` on TOPIC, numbering each partition's offsets on from
+    ``offsets``."""
+    return [
+        dump_line(TOPIC, partition, offsets(TOPIC, partition), value, timestamp=1704164645000)
+        for partition, value in changes
+    ]
+
+
+def dump_lines() -> list[DumpLine]:
+    """The cases as topic dump lines."""
+    lines = _change_lines(CHANGES, Offsets())
+    lines += [dump_line(TOPIC, 4, offset, value) for offset, (value, _reason) in enumerate(BROKEN)]
     return lines
 
 
-def write_dump(path: Path) -> Path:
-    """Write the cases as a topic dump file at ``path``; return it."""
-    lines = dump_lines(CHANGES)
-    for offset, (value, _reason) in enumerate(BROKEN):
-        lines.append(
-            {"topic": TOPIC, "partition": 4, "offset": offset, "key": None, "value": value}
-        )
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    return path
-
-
-def write_increment_dump(path: Path, batch: int) -> Path | None:
-    """Write INCREMENT (the offsets after CHANGES') as a topic dump file at ``path``, in the
-    first incremental batch (``batch`` 0; nothing for the others)."""
+def increment_dump_lines(batch: int) -> list[DumpLine] | None:
+    """INCREMENT (the offsets after CHANGES') as topic dump lines, in the first incremental
+    batch (``batch`` 0; nothing for the others)."""
     if batch != 0:
         return None
-    offsets: dict[int, int] = {}
-    dump_lines(CHANGES, offsets)
-    lines = dump_lines(INCREMENT, offsets)
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    return path
+    offsets = Offsets()
+    _change_lines(CHANGES, offsets)
+    return _change_lines(INCREMENT, offsets)
+
+
+# --------------------------------------------------------------------------- conformance
+# What the tests shared by all formats ask of this file (tests/dbt_models/conformance.py).
+
+
+def cross_topic_case(format_name: str) -> xt.Case:
+    """Shareplex names the table and its columns upper case."""
+    return xt.Case(_cross_topic_messages, xt.TABLE.upper(), "ID", "NAME", 2)
+
+
+def _cross_topic_messages(side: str) -> list[str | bytes]:
+    table = f"{xt.DB}.{xt.TABLE}".upper()
+    return [
+        msg("ins", 5000, table=table, data={"ID": "1", "NAME": f"{side}-insert"}),
+        msg("upd", 5001, table=table, data={"NAME": f"{side}-update"}, key={"ID": "1"}),
+    ]
+
+
+def fault_matrix(format_: str) -> fm.FaultMatrix:
+    """Shareplex names the table and its columns upper case."""
+
+    def message(scn: Any, row: dict[str, Any] | None, *, op: Any = "ins", **meta: Any) -> bytes:
+        body = {
+            "time": "2023-11-14T22:13:20",
+            "userid": 84,
+            "op": op,
+            "scn": str(scn),
+            "trans": "7.0.1",
+            "seq": 1,
+            "size": 1,
+            "table": f"{fm.PREFIX.upper()}.{format_.upper()}",
+            "idx": "1/1",
+            **meta,
+        }
+        out: dict[str, Any] = {"meta": body}
+        if row is not None:
+            out["data"] = {k.upper(): v for k, v in row.items()}
+            if op in ("upd", "del"):
+                out["key"] = {"ID": row.get("id")}
+        return fm.duplicate_column(fm.json_bytes(out), "NOTE")
+
+    def good(seq: int, row: dict[str, Any]) -> bytes:
+        return message(1000 + seq, row)
+
+    # an ins carries no key: the table's key is learned from an upd / del (docs/formats.md 4b)
+    teach_key = message(1100, {"id": 1, "note": "plain"}, op="upd")
+    faults = [
+        fm.Fault("unknown op", message(1009, fm.GOOD_ROWS[1], op="merge"), "unknown_op", "merge"),
+        fm.Fault("op is a number", message(1009, fm.GOOD_ROWS[1], op=3), "invalid_field_type"),
+        fm.Fault(
+            "event time is not a time",
+            message(1009, fm.GOOD_ROWS[1], time="yesterday"),
+            "invalid_field_type",
+            "meta.time",
+        ),
+        fm.Fault(
+            "scn of 60 digits",
+            message(fm.SIXTY_DIGITS, fm.GOOD_ROWS[1]),
+            "invalid_field_type",
+            "scn",
+        ),
+    ]
+    return fm.FaultMatrix(good, faults, last=[teach_key], upper_case=True)
+
+
+def number_form_image(format_name: str, raw: bytes) -> dict[str, str | None]:
+    """The row values the decoder reads from one insert (column names lower case)."""
+    row = shareplex_decoder.decode_one(raw)
+    assert row["decode_error"] is None, row["decode_error_detail"]
+    return {name.lower(): text for name, text in row["data_image"]}
+
+
+def schema_changes(format_name: str) -> evolution.SchemaChanges:
+    """Shareplex sends no DDL for ADD / RENAME."""
+    return evolution.SchemaChanges([], [evolution.DROP_NOTE, evolution.TRUNCATE], typed=False)
+
+
+def broken_records(format_name: str) -> conformance.BrokenRecords:
+    """BROKEN, on partition 4: the last lines of the dump; nothing else of the topic is
+    quarantined."""
+    return conformance.broken_at_end(f"kafka_topic = '{TOPIC}'", dump_lines(), BROKEN)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from pathlib import Path
+
+from tests.dbt_models.helpers import DumpLine, dump_line
 
 HEARTBEATS_TOPIC = "freshness.heartbeats_only"
 SILENT_TOPIC = "freshness.silent"
@@ -45,18 +46,9 @@ def heartbeat(event_ms: int) -> str:
     )
 
 
-def write_dump(path: Path) -> Path:
-    """Write the heartbeats (and nothing for the silent topic) as a topic dump file."""
-    records = [
-        {
-            "topic": HEARTBEATS_TOPIC,
-            "partition": 0,
-            "offset": offset,
-            "timestamp": ms,
-            "key": None,
-            "value": heartbeat(ms),
-        }
+def dump_lines() -> list[DumpLine]:
+    """The heartbeats (and nothing for the silent topic) as topic dump lines."""
+    return [
+        dump_line(HEARTBEATS_TOPIC, 0, offset, heartbeat(ms), timestamp=ms)
         for offset, ms in enumerate(HEARTBEAT_MS)
     ]
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return path

@@ -9,10 +9,8 @@ Expected current state of ``gold_rules.items`` after every record: ids 3, 4 and 
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from tests.dbt_models.dts_canal_cases import canal, item
+from tests.dbt_models.helpers import DumpLine, Offsets
 
 TOPIC = "gold.rules.canal"
 DB = "gold_rules"
@@ -48,14 +46,16 @@ EXPECTED_ITEMS: dict[str, dict[str, str | None]] = {
 }
 
 
-def write_dump(path: Path) -> Path:
-    """Write the records as a topic dump (docs/architecture.md) and return its path."""
-    offsets: dict[int, int] = {}
-    lines = []
-    for partition, value in RECORDS:
-        offset = offsets.get(partition, 0)
-        offsets[partition] = offset + 1
-        record = {"topic": TOPIC, "partition": partition, "offset": offset, "timestamp": T}
-        lines.append(json.dumps({**record, "value": value}))
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+def dump_lines() -> list[DumpLine]:
+    """The records as topic dump lines (docs/architecture.md), without a key field."""
+    offsets = Offsets()
+    return [
+        {
+            "topic": TOPIC,
+            "partition": partition,
+            "offset": offsets(TOPIC, partition),
+            "timestamp": T,
+            "value": value,
+        }
+        for partition, value in RECORDS
+    ]

@@ -1,12 +1,83 @@
-"""Queries the pipeline tests share, and a reader that queries while dbt writes."""
+"""Queries the pipeline tests share, a reader that queries while dbt writes, and the topic
+dump writer of the cases files."""
 
 from __future__ import annotations
 
+import base64
+import json
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
+
+from cdc_lakehouse.tools.simulate.delivery import dump_line as simulator_dump_line
+from ingest.dump import DumpRecord
+
+DumpLine = dict[str, Any] | str | DumpRecord
+"""One line of a topic dump (docs/architecture.md) as a cases file gives it: a JSON object
+(:func:`dump_line`), its JSON text, or a simulator :class:`~ingest.dump.DumpRecord`."""
+
+
+def write_dump(path: Path, lines: Iterable[DumpLine]) -> Path:
+    """Write ``lines`` as a topic dump file at ``path``, one JSON object a line; return it.
+    A dict is written with ``json.dumps``, a text as it is, a DumpRecord as the simulator
+    writes it (:func:`cdc_lakehouse.tools.simulate.delivery.dump_line`)."""
+    texts = []
+    for line in lines:
+        if isinstance(line, DumpRecord):
+            texts.append(simulator_dump_line(line))
+        elif isinstance(line, str):
+            texts.append(line)
+        else:
+            texts.append(json.dumps(line))
+    path.write_text("".join(text + "\n" for text in texts), encoding="utf-8")
+    return path
+
+
+NO_TIMESTAMP: Any = object()
+"""``timestamp=`` of :func:`dump_line` for a line without one (ingest takes none)."""
+
+
+def dump_line(
+    topic: str,
+    partition: int,
+    offset: int,
+    value: str | bytes | None,
+    *,
+    timestamp: int = NO_TIMESTAMP,
+    value_base64: str | None = None,
+    key: str | None = None,
+) -> dict[str, Any]:
+    """One topic dump line: ``value`` as text (str, or None for a Kafka NULL) or, when bytes,
+    as ``value_base64``; a given ``value_base64`` text stands instead; ``key`` the Kafka key
+    as text (None: no key)."""
+    line: dict[str, Any] = {"topic": topic, "partition": partition, "offset": offset}
+    if timestamp is not NO_TIMESTAMP:
+        line["timestamp"] = timestamp
+    line["key"] = key
+    if value_base64 is not None:
+        line["value_base64"] = value_base64
+    elif isinstance(value, bytes):
+        line["value_base64"] = base64.b64encode(value).decode("ascii")
+    else:
+        line["value"] = value
+    return line
+
+
+class Offsets:
+    """The next offset of each (topic, partition), from 0: ``offsets(topic, partition)``
+    returns it and counts it."""
+
+    def __init__(self) -> None:
+        self._next: dict[tuple[str, int], int] = {}
+
+    def __call__(self, topic: str, partition: int) -> int:
+        offset = self._next.get((topic, partition), 0)
+        self._next[(topic, partition)] = offset + 1
+        return offset
 
 
 def gold_rows(spark, where: str) -> dict[str, dict[str, str | None]]:

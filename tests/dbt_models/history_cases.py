@@ -18,12 +18,11 @@ it (another partition). Each case says which versions gold.row_history must give
 
 from __future__ import annotations
 
-import base64
 import json
-from pathlib import Path
 from typing import Any
 
 from cdc_lakehouse.formats.dts_avro import avro_writer as avro
+from tests.dbt_models.helpers import DumpLine, Offsets, dump_line
 
 DATAWORKS_TOPIC = "dataworks.history.mysql"
 AVRO_TOPIC = "dts.history.avro"
@@ -206,34 +205,18 @@ CANAL_CHANGES: list[tuple[int, str]] = [
 ]
 
 
-def _lines(topic: str, changes: list[tuple[int, Any]], encode: Any) -> list[dict[str, Any]]:
-    offsets: dict[int, int] = {}
-    lines = []
-    for partition, value in changes:
-        offset = offsets.get(partition, 0)
-        offsets[partition] = offset + 1
-        line: dict[str, Any] = {
-            "topic": topic,
-            "partition": partition,
-            "offset": offset,
-            "timestamp": 1710000000000,
-            "key": None,
-        }
-        line.update(encode(value))
-        lines.append(line)
-    return lines
+def _lines(topic: str, changes: list[tuple[int, Any]]) -> list[DumpLine]:
+    offsets = Offsets()
+    return [
+        dump_line(topic, partition, offsets(topic, partition), value, timestamp=EVENT_MS)
+        for partition, value in changes
+    ]
 
 
-def write_dump(path: Path) -> Path:
-    """Write the cases as a topic dump file at ``path``; return it."""
-    lines = (
-        _lines(DATAWORKS_TOPIC, DATAWORKS_CHANGES, lambda v: {"value": v})
-        + _lines(
-            AVRO_TOPIC,
-            AVRO_CHANGES,
-            lambda r: {"value_base64": base64.b64encode(avro.encode(r)).decode("ascii")},
-        )
-        + _lines(CANAL_TOPIC, CANAL_CHANGES, lambda v: {"value": v})
+def dump_lines() -> list[DumpLine]:
+    """The cases as topic dump lines."""
+    return (
+        _lines(DATAWORKS_TOPIC, DATAWORKS_CHANGES)
+        + _lines(AVRO_TOPIC, [(partition, avro.encode(r)) for partition, r in AVRO_CHANGES])
+        + _lines(CANAL_TOPIC, CANAL_CHANGES)
     )
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    return path

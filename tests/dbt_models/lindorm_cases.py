@@ -15,8 +15,14 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
+
+from cdc_lakehouse.formats.lindorm import decoder as lindorm_decoder
+from tests.dbt_models import conformance
+from tests.dbt_models import cross_topic_cases as xt
+from tests.dbt_models import fault_matrix_cases as fm
+from tests.dbt_models import schema_evolution_cases as evolution
+from tests.dbt_models.helpers import DumpLine, Offsets, dump_line
 
 SQL_TOPIC = "lindorm.edge.sql"
 HBASE_TOPIC = "lindorm.edge.hbase"
@@ -200,31 +206,99 @@ EXPECTED_PROFILES = {
 }
 
 
-def write_dump(path: Path) -> Path:
-    """Write the cases as a topic dump file at ``path``; return it."""
-    offsets: dict[tuple[str, int], int] = {}
-    lines: list[dict[str, Any]] = []
-
-    def add(topic: str, partition: int, **value: Any) -> None:
-        offset = offsets.get((topic, partition), 0)
-        offsets[(topic, partition)] = offset + 1
-        lines.append(
-            {
-                "topic": topic,
-                "partition": partition,
-                "offset": offset,
-                "timestamp": 1700000000000,
-                "key": None,
-                **value,
-            }
-        )
-
-    for topic, partition, value in CHANGES:
-        add(topic, partition, value=value)
+def dump_lines() -> list[DumpLine]:
+    """The cases as topic dump lines."""
+    offsets = Offsets()
+    lines = [
+        dump_line(topic, partition, offsets(topic, partition), value, timestamp=1700000000000)
+        for topic, partition, value in CHANGES
+    ]
     for value, value_b64, _reason in BROKEN:
-        if value_b64 is not None:
-            add(SQL_TOPIC, 3, value_base64=value_b64)
-        else:
-            add(SQL_TOPIC, 3, value=value)
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    return path
+        offset = offsets(SQL_TOPIC, 3)
+        lines.append(
+            dump_line(SQL_TOPIC, 3, offset, value, timestamp=1700000000000, value_base64=value_b64)
+        )
+    return lines
+
+
+# --------------------------------------------------------------------------- conformance
+# What the tests shared by all formats ask of this file (tests/dbt_models/conformance.py).
+
+
+def cross_topic_case(format_name: str) -> xt.Case:
+    return xt.Case(_cross_topic_messages, xt.TABLE, "id", "name", 2)
+
+
+def _cross_topic_messages(side: str) -> list[str | bytes]:
+    inserted, updated = {"id": 1, "name": f"{side}-insert"}, {"id": 1, "name": f"{side}-update"}
+    source = {"db": xt.DB, "namespace": xt.DB}
+    return [
+        message("c", xt.T, after=inserted, table=xt.TABLE, source=source),
+        message("u", xt.T + 1000, before=inserted, after=updated, table=xt.TABLE, source=source),
+    ]
+
+
+def fault_matrix(format_: str) -> fm.FaultMatrix:
+    def message(ts: Any, row: dict[str, Any] | None, *, op: Any = "c", **source: Any) -> bytes:
+        payload = {
+            "op": op,
+            "ts_ms": fm.T_MS + 5,
+            "before": None,
+            "after": row,
+            "source": {
+                "version": "v1.0",
+                "db": fm.PREFIX,
+                "namespace": fm.PREFIX,
+                "table": format_,
+                "ts_ms": ts,
+                **source,
+            },
+        }
+        return fm.duplicate_column(fm.json_bytes({"schema": {}, "payload": payload}))
+
+    def good(seq: int, row: dict[str, Any]) -> bytes:
+        return message(fm.T_MS + seq, row)
+
+    faults = [
+        fm.Fault("unknown op", message(fm.T_MS + 9, fm.GOOD_ROWS[1], op="x"), "unknown_op", "x"),
+        fm.Fault(
+            "key column missing",
+            message(fm.T_MS + 9, {"note": "no id", "amount": fm.raw("1")}),
+            "missing_key_column",
+            "id",
+        ),
+        fm.Fault(
+            "op is a number", message(fm.T_MS + 9, fm.GOOD_ROWS[1], op=1), "invalid_field_type"
+        ),
+        fm.Fault(
+            "source time of 60 digits",
+            message(fm.raw(fm.SIXTY_DIGITS), fm.GOOD_ROWS[1]),
+            "invalid_field_value",
+            "ts_ms",
+        ),
+        fm.Fault(
+            "source time is text",
+            message("yesterday", fm.GOOD_ROWS[1]),
+            "invalid_field_type",
+            "ts_ms",
+        ),
+    ]
+    return fm.FaultMatrix(good, faults)
+
+
+def number_form_image(format_name: str, raw: bytes) -> dict[str, str | None]:
+    """The row values the decoder reads from one insert (column names lower case)."""
+    row = lindorm_decoder.decode_one(raw)
+    assert row["decode_error"] is None, row["decode_error_detail"]
+    return {name.lower(): text for name, text in row["after_image"]}
+
+
+def schema_changes(format_name: str) -> evolution.SchemaChanges:
+    """Lindorm sends no DDL."""
+    return evolution.SchemaChanges([], [], typed=False)
+
+
+def broken_records(format_name: str) -> conformance.BrokenRecords:
+    """BROKEN, on partition 3 of the SQL topic: the last lines of the dump."""
+    where = f"kafka_topic = '{SQL_TOPIC}' and kafka_partition = 3"
+    return conformance.broken_at_end(where, dump_lines(), BROKEN)

@@ -16,15 +16,21 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
 
+from cdc_lakehouse.decode.json_text import MAX_JSON_DEPTH
+from cdc_lakehouse.formats.qlik import decoder as qlik_decoder
 from cdc_lakehouse.formats.qlik.avro_writer import (
     QlikColumn,
     QlikTable,
     encode_data,
     encode_metadata,
 )
+from tests.dbt_models import conformance
+from tests.dbt_models import cross_topic_cases as xt
+from tests.dbt_models import fault_matrix_cases as fm
+from tests.dbt_models import schema_evolution_cases as evolution
+from tests.dbt_models.helpers import DumpLine, Offsets, dump_line
 
 JSON_TOPIC = "qlik.cases.json"
 AVRO_TOPIC = "qlik.cases.avro"
@@ -331,38 +337,264 @@ EXPECTED_AVRO_ORDERS = {
 }
 
 
-def _record(topic: str, partition: int, offset: int, value: str | bytes | None) -> dict:
-    record: dict[str, Any] = {
-        "topic": topic,
-        "partition": partition,
-        "offset": offset,
-        "timestamp": 1706961600000,
-        "key": None,
-    }
-    if isinstance(value, bytes):
-        record["value_base64"] = base64.b64encode(value).decode("ascii")
-    else:
-        record["value"] = value
-    return record
+def _record(topic: str, partition: int, offset: int, value: str | bytes | None) -> DumpLine:
+    return dump_line(topic, partition, offset, value, timestamp=1706961600000)
 
 
-def write_dump(path: Path) -> Path:
-    """Write the cases as a topic dump file at ``path``; return it."""
-    offsets: dict[int, int] = {}
-    lines = []
-    for partition, value in CHANGES:
-        offset = offsets.get(partition, 0)
-        offsets[partition] = offset + 1
-        lines.append(_record(JSON_TOPIC, partition, offset, value))
+def dump_lines() -> list[DumpLine]:
+    """The cases as topic dump lines."""
+    offsets = Offsets()
+    lines = [
+        _record(JSON_TOPIC, partition, offsets(JSON_TOPIC, partition), value)
+        for partition, value in CHANGES
+    ]
     for offset, (value, value_b64, _reason) in enumerate(BROKEN):
-        record = _record(JSON_TOPIC, 3, offset, value)
-        if value_b64 is not None:
-            del record["value"]
-            record["value_base64"] = value_b64
-        lines.append(record)
+        line = dump_line(
+            JSON_TOPIC, 3, offset, value, timestamp=1706961600000, value_base64=value_b64
+        )
+        lines.append(line)
     for offset, value in enumerate(AVRO_CHANGES):
         lines.append(_record(AVRO_TOPIC, 1, offset, value))
     for offset, (value, _reason) in enumerate(AVRO_BROKEN):
         lines.append(_record(AVRO_TOPIC, 3, offset, value))
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    return path
+    return lines
+
+
+# --------------------------------------------------------------------------- conformance
+# What the tests shared by all formats ask of this file (tests/dbt_models/conformance.py).
+
+_XTOPIC_COLUMNS = (
+    QlikColumn("ID", "INT4", primary_key_position=1, nullable=False),
+    QlikColumn("NAME", "STRING", length=20),
+)
+XTOPIC_JSON_TABLE = QlikTable(
+    "xtopic-server", xt.DB, xt.DB.upper(), xt.TABLE.upper(), 1, _XTOPIC_COLUMNS, schema_id="XTJ-V1"
+)
+XTOPIC_AVRO_TABLE = QlikTable(
+    "xtopic-server", xt.DB, xt.DB.upper(), xt.TABLE.upper(), 1, _XTOPIC_COLUMNS, schema_id="XTA-V1"
+)
+
+
+def cross_topic_case(format_name: str) -> xt.Case:
+    """A metadata message first; Qlik names the table and its columns upper case."""
+    messages = {"qlik_json": _cross_topic_json, "qlik_avro": _cross_topic_avro}[format_name]
+    return xt.Case(messages, xt.TABLE.upper(), "ID", "NAME", 2)
+
+
+def _cross_topic_json(side: str) -> list[str | bytes]:
+    inserted, updated = {"ID": "1", "NAME": f"{side}-insert"}, {"ID": "1", "NAME": f"{side}-update"}
+    masks = {"change_mask": "03", "column_mask": "03", "schema_id": XTOPIC_JSON_TABLE.id}
+    return [
+        md(XTOPIC_JSON_TABLE),
+        dt("INSERT", inserted, counter=1, **masks),
+        dt("UPDATE", updated, counter=2, before=inserted, **masks),
+    ]
+
+
+def _cross_topic_avro(side: str) -> list[str | bytes]:
+    inserted, updated = {"ID": 1, "NAME": f"{side}-insert"}, {"ID": 1, "NAME": f"{side}-update"}
+    masks = {"change_mask": 0x03, "column_mask": 0x03}
+    return [
+        encode_metadata(XTOPIC_AVRO_TABLE),
+        encode_data(
+            XTOPIC_AVRO_TABLE,
+            "INSERT",
+            inserted,
+            change_sequence=seq(1),
+            timestamp="2024-02-03T12:00:00",
+            **masks,
+        ),
+        encode_data(
+            XTOPIC_AVRO_TABLE,
+            "UPDATE",
+            updated,
+            before=inserted,
+            change_sequence=seq(2),
+            timestamp="2024-02-03T12:00:01",
+            **masks,
+        ),
+    ]
+
+
+def fault_matrix(format_: str) -> fm.FaultMatrix:
+    """Both formats of the folder; a metadata message first."""
+    return {"qlik_json": _fault_matrix_json, "qlik_avro": _fault_matrix_avro}[format_](format_)
+
+
+def _fault_matrix_json(format_: str) -> fm.FaultMatrix:
+    schema_id = f"{format_}-V1"
+
+    def dt(counter: Any, row: dict[str, Any] | None, *, op: Any = "INSERT", **kw: Any) -> bytes:
+        headers = {
+            "operation": op,
+            "changeSequence": f"2023111422132000{int(counter):019d}"
+            if str(counter).isdigit() and len(str(counter)) < 19
+            else str(counter),
+            "timestamp": "2023-11-14T22:13:20.000",
+            "streamPosition": "p",
+            "transactionId": "t",
+            "changeMask": "07",
+            "columnMask": "07",
+            **kw.pop("headers", {}),
+        }
+        message = {
+            "magic": "atMSG",
+            "type": "DT",
+            "headers": None,
+            "messageSchemaId": kw.pop("schema_id", schema_id),
+            "messageSchema": None,
+            "message": {
+                "data": {k.upper(): fm.canal_text(v) for k, v in (row or {}).items()},
+                "beforeData": None,
+                "headers": headers,
+            },
+        }
+        return fm.duplicate_column(fm.json_bytes(message), "NOTE")
+
+    def good(seq: int, row: dict[str, Any]) -> bytes:
+        return dt(seq, row)
+
+    table = _fault_table(format_)
+    md = fm.json_bytes(
+        {
+            "magic": "atMSG",
+            "type": "MD",
+            "headers": None,
+            "messageSchemaId": None,
+            "messageSchema": None,
+            "message": table.metadata_message(),
+        }
+    )
+    faults = [
+        fm.Fault("unknown operation", dt(9, fm.GOOD_ROWS[1], op="UPSERT"), "unknown_op", "UPSERT"),
+        fm.Fault(
+            "key column not provided (columnMask)",
+            dt(9, fm.GOOD_ROWS[1], headers={"columnMask": "06"}),
+            "missing_key_column",
+            "ID",
+        ),
+        fm.Fault("operation is a number", dt(9, fm.GOOD_ROWS[1], op=2), "invalid_field_type"),
+        fm.Fault(
+            "changeSequence of 60 digits",
+            dt(fm.SIXTY_DIGITS, fm.GOOD_ROWS[1]),
+            "invalid_field_type",
+            "changeSequence",
+        ),
+        fm.Fault(
+            # its externalSchemaId names the one metadata message it may take (docs/formats.md
+            # 5); an envelope messageSchemaId alone would not hold it back: the topic's table
+            "data message whose metadata message never came",
+            dt(9, fm.GOOD_ROWS[1], headers={"externalSchemaId": "NO-SUCH-SCHEMA"}),
+            "missing_table_metadata",
+            "NO-SUCH-SCHEMA",
+        ),
+        fm.Fault(
+            "metadata message nested 1,000 levels",
+            b'{"magic":"atMSG","type":"MD","message":' + b"[" * 1000 + b"]" * 1000 + b"}",
+            "invalid_json",
+            f"nested deeper than {MAX_JSON_DEPTH} levels",
+        ),
+        fm.Fault(
+            "envelope message as a string with a repeated key",
+            fm.json_bytes(
+                {
+                    "magic": "atMSG",
+                    "type": "DT",
+                    "messageSchemaId": schema_id,
+                    "message": '{"data":{"ID":"1"},"data":{"ID":"2"}}',
+                }
+            ),
+            "duplicate_key",
+            "'data'",
+        ),
+    ]
+    return fm.FaultMatrix(good, faults, first=[md], upper_case=True)
+
+
+def _fault_table(format_: str) -> QlikTable:
+    return QlikTable(
+        "faults-server",
+        fm.PREFIX,
+        fm.PREFIX.upper(),
+        format_.upper(),
+        1,
+        (
+            QlikColumn("ID", "STRING", length=20, primary_key_position=1, nullable=False),
+            QlikColumn("NOTE", "STRING", length=2_000_000),
+            QlikColumn("AMOUNT", "STRING", length=100),
+        ),
+        "2023-11-14T00:00:00",
+        f"{format_}-V1",
+    )
+
+
+def _fault_matrix_avro(format_: str) -> fm.FaultMatrix:
+    table = _fault_table(format_)
+
+    def dt(counter: int, row: dict[str, Any], **kw: Any) -> bytes:
+        return encode_data(
+            table,
+            kw.pop("operation", "INSERT"),
+            {k.upper(): v for k, v in fm.texts(row).items()},
+            change_sequence=f"2023111422132000{counter:019d}",
+            timestamp="2023-11-14T22:13:20.000",
+            change_mask=7,
+            column_mask=7,
+            **kw,
+        )
+
+    def good(seq: int, row: dict[str, Any]) -> bytes:
+        return dt(seq, row)
+
+    ghost = QlikTable(
+        "faults-server", fm.PREFIX, fm.PREFIX.upper(), "GHOST", 1, table.columns, schema_id="GHOST"
+    )
+    whole = dt(9, fm.GOOD_ROWS[1])
+    faults = [
+        fm.Fault("Kafka NULL value", None, "empty_value"),
+        fm.Fault("garbage bytes", b"\x13\x37not avro\xff" * 4, "invalid_avro"),
+        fm.Fault("truncated envelope", whole[: len(whole) // 2], "invalid_avro"),
+        fm.Fault("JSON instead of Avro", b'{"magic":"atMSG"}', "invalid_avro"),
+        fm.Fault(
+            "data message whose metadata never came",
+            encode_data(
+                ghost,
+                "INSERT",
+                {"ID": "9", "NOTE": "x", "AMOUNT": "1"},
+                change_sequence=f"2023111422132000{9:019d}",
+            ),
+            "missing_table_metadata",
+            "GHOST",
+        ),
+    ]
+    return fm.FaultMatrix(good, faults, first=[encode_metadata(table)], upper_case=True)
+
+
+def number_form_image(format_name: str, raw: bytes) -> dict[str, str | None]:
+    """The row values the decoder reads from one insert of Qlik JSON (column names lower
+    case), with the metadata message of the format's fault matrix in the catalog."""
+    topic = fm.topic(format_name)
+    metadata = fm.built(format_name).first[0]
+    entry = qlik_decoder.metadata_entries(metadata, format_name, topic, 0, 0)
+    row = qlik_decoder.decode_one(raw, catalog=qlik_decoder.MetadataCatalog([entry]), topic=topic)
+    assert row["decode_error"] is None, row["decode_error_detail"]
+    return {name.lower(): text for name, text in row["after_image"]}
+
+
+def schema_changes(format_name: str) -> evolution.SchemaChanges:
+    """The first metadata message declares the table; each DDL brings a new one."""
+    return evolution.SchemaChanges(
+        [evolution.CREATE_TABLE, evolution.ADD_STOCK, evolution.RENAME],
+        [evolution.WIDEN, evolution.DROP_NOTE],
+        typed=True,
+    )
+
+
+def broken_records(format_name: str) -> conformance.BrokenRecords:
+    """BROKEN (JSON topic, partition 3, after the changes) or AVRO_BROKEN (Avro topic,
+    partition 3, the last lines of the dump); nothing else of the topic is quarantined."""
+    lines = dump_lines()
+    if format_name == "qlik_json":
+        lines = lines[: len(CHANGES) + len(BROKEN)]
+        return conformance.broken_at_end(f"kafka_topic = '{JSON_TOPIC}'", lines, BROKEN)
+    return conformance.broken_at_end(f"kafka_topic = '{AVRO_TOPIC}'", lines, AVRO_BROKEN)

@@ -5,14 +5,14 @@ ingested batches before the MD it needs (docs/formats.md section 5: the masks ne
 ordinals, an Avro DT needs the MD's dataSchema). Topics ``qlik.late.json`` (qlik_json) and
 ``qlik.late.avro`` (qlik_avro), task ``late_task``, schema ``LATE``:
 
-- batch A (the session's first build, ``write_dump``): DTs of table ``EARLY`` (its MD in the
+- batch A (the session's first build, ``dump_lines``): DTs of table ``EARLY`` (its MD in the
   same batch: decoded at once); DTs of ``WAITS`` (schema id ``WAITS-V1``) and bare DTs naming
   ``NAMED`` (no schema id) with no MD yet; ``VERSIONS`` v1's MD and a v1 DT, then a DT of
   ``VERSIONS`` v2 (``externalSchemaId`` ``VERSIONS-V2``, a fifth column) whose MD is not there
   yet (v1 is, but a DT that names a schema id needs exactly that one); an Avro DT of ``AVRO``
   (no embedded schema, so its writer schema is unknown) without its MD.
-- increment 1 (``write_increment_dump(path, 0)``): the MDs of ``WAITS`` and ``NAMED``.
-- increment 2 (``write_increment_dump(path, 1)``): the MDs of ``VERSIONS`` v2 and ``AVRO``,
+- increment 1 (``increment_dump_lines(0)``): the MDs of ``WAITS`` and ``NAMED``.
+- increment 2 (``increment_dump_lines(1)``): the MDs of ``VERSIONS`` v2 and ``AVRO``,
   and a DT of ``NEVER`` whose MD never comes.
 
 What a user must see: after batch A the waiting DTs are in ``silver.quarantine``
@@ -23,9 +23,7 @@ staging, silver and gold table equals ``dbt build --full-refresh`` (test_simulat
 
 from __future__ import annotations
 
-import base64
 import json
-from pathlib import Path
 from typing import Any
 
 from cdc_lakehouse.formats.qlik.avro_writer import (
@@ -34,6 +32,7 @@ from cdc_lakehouse.formats.qlik.avro_writer import (
     encode_data,
     encode_metadata,
 )
+from tests.dbt_models.helpers import DumpLine, dump_line
 
 JSON_TOPIC = "qlik.late.json"
 AVRO_TOPIC = "qlik.late.avro"
@@ -187,37 +186,24 @@ EXPECTED = {
 """gold.current_rows per table after both increments: row_key -> row_values."""
 
 
-def _line(topic: str, offset: int, value: str | bytes) -> dict[str, Any]:
-    line: dict[str, Any] = {"topic": topic, "partition": 0, "offset": offset, "key": None}
-    if isinstance(value, bytes):
-        line["value_base64"] = base64.b64encode(value).decode("ascii")
-    else:
-        line["value"] = value
-    return line
+def _line(topic: str, offset: int, value: str | bytes) -> DumpLine:
+    return dump_line(topic, 0, offset, value)
 
 
-def _write(path: Path, lines: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    return path
+def dump_lines() -> list[DumpLine]:
+    """Batch A as topic dump lines."""
+    return [_line(JSON_TOPIC, i, v) for i, v in enumerate(BATCH_A_JSON)] + [
+        _line(AVRO_TOPIC, i, v) for i, v in enumerate(BATCH_A_AVRO)
+    ]
 
 
-def write_dump(path: Path) -> Path:
-    """Batch A as a topic dump file at ``path``."""
-    return _write(
-        path,
-        [_line(JSON_TOPIC, i, v) for i, v in enumerate(BATCH_A_JSON)]
-        + [_line(AVRO_TOPIC, i, v) for i, v in enumerate(BATCH_A_AVRO)],
-    )
-
-
-def write_increment_dump(path: Path, batch: int) -> Path | None:
-    """Increment ``batch`` (0 or 1) at ``path``, at the offsets after the earlier ones."""
+def increment_dump_lines(batch: int) -> list[DumpLine] | None:
+    """Increment ``batch`` (0 or 1) as topic dump lines, at the offsets after the earlier
+    ones."""
     if batch >= len(INCREMENT_JSON):
         return None
     json_offset = len(BATCH_A_JSON) + sum(len(b) for b in INCREMENT_JSON[:batch])
     avro_offset = len(BATCH_A_AVRO) + sum(len(b) for b in INCREMENT_AVRO[:batch])
-    return _write(
-        path,
-        [_line(JSON_TOPIC, json_offset + i, v) for i, v in enumerate(INCREMENT_JSON[batch])]
-        + [_line(AVRO_TOPIC, avro_offset + i, v) for i, v in enumerate(INCREMENT_AVRO[batch])],
-    )
+    return [_line(JSON_TOPIC, json_offset + i, v) for i, v in enumerate(INCREMENT_JSON[batch])] + [
+        _line(AVRO_TOPIC, avro_offset + i, v) for i, v in enumerate(INCREMENT_AVRO[batch])
+    ]

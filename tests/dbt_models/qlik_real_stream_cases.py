@@ -33,10 +33,7 @@ quarantine here, the whole lake in test_simulated_gold.py).
 
 from __future__ import annotations
 
-import base64
 import json
-from pathlib import Path
-from typing import Any
 
 from cdc_lakehouse.formats.qlik.avro_writer import (
     QlikColumn,
@@ -44,6 +41,7 @@ from cdc_lakehouse.formats.qlik.avro_writer import (
     encode_data,
     encode_metadata,
 )
+from tests.dbt_models.helpers import DumpLine, dump_line
 
 SAME_TOPIC = "qlik.real.same"
 EARLIER_TOPIC = "qlik.real.earlier"
@@ -203,37 +201,22 @@ def _offsets(topic: str, batch: int | None) -> int:
     return sum(len(b.get(topic, [])) for b in earlier)
 
 
-def _lines(records: dict[str, list[str | bytes]], batch: int | None) -> list[dict[str, Any]]:
-    lines = []
-    for topic, values in records.items():
-        start = _offsets(topic, batch)
-        for index, value in enumerate(values):
-            line: dict[str, Any] = {
-                "topic": topic,
-                "partition": 0,
-                "offset": start + index,
-                "key": None,
-            }
-            if isinstance(value, bytes):
-                line["value_base64"] = base64.b64encode(value).decode("ascii")
-            else:
-                line["value"] = value
-            lines.append(line)
-    return lines
+def _lines(records: dict[str, list[str | bytes]], batch: int | None) -> list[DumpLine]:
+    return [
+        dump_line(topic, 0, _offsets(topic, batch) + index, value)
+        for topic, values in records.items()
+        for index, value in enumerate(values)
+    ]
 
 
-def _write(path: Path, lines: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    return path
+def dump_lines() -> list[DumpLine]:
+    """Batch A as topic dump lines."""
+    return _lines(BATCH_A, None)
 
 
-def write_dump(path: Path) -> Path:
-    """Batch A as a topic dump file at ``path``."""
-    return _write(path, _lines(BATCH_A, None))
-
-
-def write_increment_dump(path: Path, batch: int) -> Path | None:
-    """Increment ``batch`` (0 or 1) at ``path``, at the offsets after the earlier ones."""
+def increment_dump_lines(batch: int) -> list[DumpLine] | None:
+    """Increment ``batch`` (0 or 1) as topic dump lines, at the offsets after the earlier
+    ones."""
     if batch >= len(INCREMENTS):
         return None
-    return _write(path, _lines(INCREMENTS[batch], batch))
+    return _lines(INCREMENTS[batch], batch)

@@ -4,21 +4,23 @@ TRUNCATE over ``ddl_shop.products``) encoded in every format whose producer send
 topics ``simddl.<format>`` (registered in seeds/cdc_topics.csv).
 
 Each stream is delivered over two partitions with producer-retry duplicates and split in
-two ingest batches: everything up to the RENAME (``write_dump``: the lake every test reads),
+two ingest batches: everything up to the RENAME (``dump_lines``: the lake every test reads),
 the widen, the DROP COLUMN, the truncate and the rest in a later batch
-(``write_increment_dump``, ingested by the ``simulated_increments`` fixture before its
+(``increment_dump_lines``, ingested by the ``simulated_increments`` fixture before its
 incremental run): the evolution is applied incrementally.
+
+What each format's stream must capture is in its cases file: ``schema_changes(format_name) ->
+SchemaChanges`` (tests/dbt_models/conformance.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from cdc_lakehouse.tools.simulate.delivery import Delivery, DeliveryConfig, deliver, dump_line
+from cdc_lakehouse.tools.simulate.delivery import Delivery, DeliveryConfig, deliver
 from cdc_lakehouse.tools.simulate.encoders import ENCODERS
 from cdc_lakehouse.tools.simulate.history import History, SchemaChange, Transaction
 from cdc_lakehouse.tools.simulate.oracle import current_state
@@ -31,6 +33,33 @@ from ingest.dump import DumpRecord
 from tests.dbt_models.simulation import topic_current_rows
 
 ROWS = 60
+
+Change = tuple[str, str | None, str | None, str | None]
+"""One captured column change: (kind, column, new name, new Spark type)."""
+CREATE_TABLE: Change = ("create_table", None, None, None)
+ADD_STOCK: Change = ("add_column", "stock", None, "int")
+RENAME: Change = ("rename_column", "name", "title", None)
+WIDEN: Change = ("change_column_type", "stock", None, "bigint")
+DROP_NOTE: Change = ("drop_column", "note", None, None)
+TRUNCATE: Change = ("truncate", None, None, None)
+
+
+@dataclass(frozen=True)
+class SchemaChanges:
+    """What ``schema_changes(format_name)`` of a format's cases file returns
+    (tests/dbt_models/conformance.py): the column changes silver.schema_changes captures
+    from the format's stream.
+
+    Attributes:
+        first_batch: the changes of the first batch, up to the RENAME (test_schema_changes.py).
+        second_batch: the later ones: widen, DROP COLUMN, truncate
+            (test_simulated_schema_evolution.py).
+        typed: the format's messages declare column types: typed gold has every column typed.
+    """
+
+    first_batch: list[Change]
+    second_batch: list[Change]
+    typed: bool
 
 
 @dataclass(frozen=True)
@@ -76,22 +105,17 @@ def streams() -> dict[str, EvolutionStream]:
     return out
 
 
-def _write(path: Path, records: list[DumpRecord]) -> Path:
-    path.write_text("".join(dump_line(r) + "\n" for r in records), encoding="utf-8")
-    return path
+def dump_lines() -> list[DumpRecord]:
+    """Every stream's first batch as topic dump records."""
+    return [r for s in streams().values() for r in s.first.records]
 
 
-def write_dump(path: Path) -> Path:
-    """Write every stream's first batch as a topic dump file at ``path``; return it."""
-    return _write(path, [r for s in streams().values() for r in s.first.records])
-
-
-def write_increment_dump(path: Path, batch: int) -> Path | None:
-    """Write every stream's second batch (offsets after the first's) at ``path``, in the
-    first incremental batch (``batch`` 0; nothing for the others)."""
+def increment_dump_lines(batch: int) -> list[DumpRecord] | None:
+    """Every stream's second batch (offsets after the first's), in the first incremental
+    batch (``batch`` 0; nothing for the others)."""
     if batch != 0:
         return None
-    return _write(path, [r for s in streams().values() for r in s.second.records])
+    return [r for s in streams().values() for r in s.second.records]
 
 
 def prefix(history: History) -> History:
@@ -139,3 +163,7 @@ def row_differences(
         if wrong:
             problems.append(f"id {key}: (expected, gold) {wrong}")
     return problems
+
+
+EVERY_CHANGE_SENT = SchemaChanges([ADD_STOCK, RENAME], [WIDEN, DROP_NOTE, TRUNCATE], typed=True)
+"""The changes of a format whose producer sends every DDL as it is (DTS Canal, DTS Avro)."""

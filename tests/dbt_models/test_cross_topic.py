@@ -1,28 +1,34 @@
 """Ties across topics (issue 19): one source table delivered through two topics whose
 changes share the format ordering fields, the Kafka partition and the offset. Ordering keys
 end in the topic, so the changes never tie and the topic that sorts last by name wins.
-Events: tests/dbt_models/cross_topic_cases.py (all nine formats)."""
+Events: tests/dbt_models/cross_topic_cases.py, each format's from its cases file
+(``cross_topic_case``, tests/dbt_models/conformance.py)."""
 
 from __future__ import annotations
 
 import pytest
 
+from tests.dbt_models import conformance
 from tests.dbt_models import cross_topic_cases as cases
 from tests.dbt_models.helpers import gold_rows
 
 pytestmark = pytest.mark.dbt
 
-FORMATS = sorted(cases.CASES)
+FORMATS = conformance.formats_for("cross_topic_case")
+
+
+def case_of(source_format: str) -> cases.Case:
+    return conformance.provide(source_format, "cross_topic_case")
 
 
 def where(source_format: str) -> str:
-    table = cases.CASES[source_format].source_table
+    table = case_of(source_format).source_table
     return f"source_format = '{source_format}' and source_table = '{table}'"
 
 
 @pytest.mark.parametrize("source_format", FORMATS)
 def test_every_change_has_its_own_ordering_key(spark, built_lake, source_format):
-    case = cases.CASES[source_format]
+    case = case_of(source_format)
     rows = spark.sql(
         "select kafka_topic, kafka_partition, kafka_offset, kafka_row_index, ordering_key "
         f"from silver.change_events where {where(source_format)} order by ordering_key"
@@ -39,14 +45,14 @@ def test_every_change_has_its_own_ordering_key(spark, built_lake, source_format)
         )
     for r in rows:
         tail = f".{r['kafka_partition']:010d}.{r['kafka_offset']:020d}"
-        if source_format == "dts_canal_json":
+        if case.row_index_in_key:
             tail += f".{r['kafka_row_index']:010d}"
         assert r["ordering_key"].endswith(f"{tail}.{r['kafka_topic']}")
 
 
 @pytest.mark.parametrize("source_format", FORMATS)
 def test_row_history_has_one_version_per_change(spark, built_lake, source_format):
-    case = cases.CASES[source_format]
+    case = case_of(source_format)
     rows = spark.sql(
         "select row_key, version_number, row_values, valid_from_ordering_key, is_current, "
         f"is_deleted from gold.row_history where {where(source_format)} "
@@ -63,7 +69,7 @@ def test_row_history_has_one_version_per_change(spark, built_lake, source_format
 
 @pytest.mark.parametrize("source_format", FORMATS)
 def test_current_row_comes_from_the_topic_last_by_name(spark, built_lake, source_format):
-    case = cases.CASES[source_format]
+    case = case_of(source_format)
     assert gold_rows(spark, where(source_format)) == {
         f'{{"{case.key}":"1"}}': {case.key: "1", case.name: cases.EXPECTED_CURRENT}
     }

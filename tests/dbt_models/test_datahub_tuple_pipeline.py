@@ -9,8 +9,6 @@ status, amount), the update changing status from new to paid.
 
 from __future__ import annotations
 
-import base64
-
 import pytest
 
 from tests.dbt_models import datahub_tuple_cases as cases
@@ -120,25 +118,7 @@ def test_key_update_ends_the_old_key(spark, built_lake):
     assert (after_half["row_key"], after_half["before_row_key"]) == ('{"id":"40"}', '{"id":"4"}')
 
 
-def test_every_broken_record_is_quarantined_with_its_reason(spark, built_lake):
-    rows = spark.sql(
-        "select kafka_topic, reason, reason_detail, raw_value from silver.quarantine "
-        "where source_format = 'datahub_tuple' and kafka_topic like 'datahub.edge.%' "
-        "order by kafka_topic desc, kafka_offset"
-    ).collect()
-    # descending topic: datahub.edge.tuple_keyed, then datahub.edge.tuple (offset order)
-    expected = sorted(cases.BROKEN, key=lambda b: b[0], reverse=True)
-    assert [(r["kafka_topic"], r["reason"]) for r in rows] == [
-        (topic, reason) for topic, _v, _b, reason in expected
-    ]
-    for row, (_topic, value, value_b64, _reason) in zip(rows, expected, strict=True):
-        assert row["reason_detail"]
-        expected_raw = (
-            value.encode()
-            if value is not None
-            else (base64.b64decode(value_b64) if value_b64 else None)
-        )
-        assert (bytes(row["raw_value"]) if row["raw_value"] is not None else None) == expected_raw
+# every broken record is quarantined with its reason and raw bytes: test_format_conformance.py
 
 
 def test_every_record_of_the_format_is_accounted_for(spark, built_lake):

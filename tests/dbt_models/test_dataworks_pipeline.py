@@ -4,7 +4,6 @@ edge cases of dataworks_cases.py."""
 
 from __future__ import annotations
 
-import base64
 import itertools
 import json
 
@@ -117,22 +116,7 @@ def test_images_keep_null_versus_not_provided(spark, built_lake):
     assert "note" in with_null and with_null["note"] is None
 
 
-def test_every_broken_record_is_quarantined_with_its_reason(spark, built_lake):
-    rows = spark.sql(
-        "select kafka_offset, reason, reason_detail, raw_value from silver.quarantine "
-        f"where kafka_partition = 3 and kafka_topic = '{cases.TOPIC}' order by kafka_offset"
-    ).collect()
-    assert [(r["kafka_offset"], r["reason"]) for r in rows] == [
-        (offset, reason) for offset, (_v, _b, reason) in enumerate(cases.BROKEN)
-    ]
-    for row, (value, value_b64, _reason) in zip(rows, cases.BROKEN, strict=True):
-        assert row["reason_detail"]
-        expected = (
-            value.encode()
-            if value is not None
-            else (base64.b64decode(value_b64) if value_b64 else None)
-        )
-        assert (bytes(row["raw_value"]) if row["raw_value"] is not None else None) == expected
+# every broken record is quarantined with its reason and raw bytes: test_format_conformance.py
 
 
 def test_a_broken_record_says_what_is_wrong_where(spark, built_lake):

@@ -229,18 +229,7 @@ def test_cases_truncate_and_drop_column_are_schema_changes(spark, built_lake):
     ]
 
 
-def test_every_broken_message_is_quarantined_with_its_reason(spark, built_lake):
-    rows = spark.sql(
-        "select kafka_offset, reason, reason_detail, raw_value from silver.quarantine "
-        f"where kafka_topic = '{cases.TOPIC}' order by kafka_offset"
-    ).collect()
-    assert [(r["kafka_offset"], r["reason"]) for r in rows] == [
-        (offset, reason) for offset, (_value, reason) in enumerate(cases.BROKEN)
-    ]
-    for row, (value, _reason) in zip(rows, cases.BROKEN, strict=True):
-        assert row["reason_detail"]
-        expected = value.encode() if value is not None else None
-        assert (bytes(row["raw_value"]) if row["raw_value"] is not None else None) == expected
+# every broken record is quarantined with its reason and raw bytes: test_format_conformance.py
 
 
 def test_every_record_of_both_topics_is_accounted_for(spark, built_lake):

@@ -11,8 +11,6 @@ share source.ts_ms and payload.ts_ms, so Kafka offset (document order) decides.
 
 from __future__ import annotations
 
-import base64
-
 import pytest
 
 from tests.dbt_models import helpers
@@ -160,20 +158,7 @@ def test_hbase_binary_values_and_removed_columns_are_listed(spark, built_lake):
     assert by_row["AAE="] == [([], ["ROW"])]
 
 
-def test_every_broken_record_is_quarantined_with_its_reason(spark, built_lake):
-    rows = spark.sql(
-        "select reason, reason_detail, raw_value from silver.quarantine "
-        f"where kafka_topic = '{cases.SQL_TOPIC}' and kafka_partition = 3 order by kafka_offset"
-    ).collect()
-    assert [r["reason"] for r in rows] == [reason for _v, _b, reason in cases.BROKEN]
-    for row, (value, value_b64, _reason) in zip(rows, cases.BROKEN, strict=True):
-        assert row["reason_detail"]
-        expected = (
-            value.encode()
-            if value is not None
-            else (base64.b64decode(value_b64) if value_b64 else None)
-        )
-        assert (bytes(row["raw_value"]) if row["raw_value"] is not None else None) == expected
+# every broken record is quarantined with its reason and raw bytes: test_format_conformance.py
 
 
 def test_every_record_of_the_format_is_accounted_for(spark, built_lake):

@@ -5,8 +5,6 @@ of qlik_cases.py."""
 
 from __future__ import annotations
 
-import base64
-
 import pytest
 
 from tests.dbt_models import qlik_cases as cases
@@ -205,29 +203,7 @@ def test_edge_case_masks_and_versions_in_silver(spark, built_lake):
     ]
 
 
-def test_every_broken_record_is_quarantined_with_its_reason(spark, built_lake):
-    rows = spark.sql(
-        "select kafka_offset, reason, reason_detail, raw_value from silver.quarantine "
-        "where kafka_topic = 'qlik.cases.json' order by kafka_offset"
-    ).collect()
-    assert [(r["kafka_offset"], r["reason"]) for r in rows] == [
-        (offset, reason) for offset, (_v, _b, reason) in enumerate(cases.BROKEN)
-    ]
-    for row, (value, value_b64, _reason) in zip(rows, cases.BROKEN, strict=True):
-        assert row["reason_detail"]
-        expected = (
-            value.encode()
-            if value is not None
-            else (base64.b64decode(value_b64) if value_b64 else None)
-        )
-        assert (bytes(row["raw_value"]) if row["raw_value"] is not None else None) == expected
-    avro = spark.sql(
-        "select kafka_offset, reason, raw_value from silver.quarantine "
-        "where kafka_topic = 'qlik.cases.avro' order by kafka_offset"
-    ).collect()
-    assert [(r["reason"], bytes(r["raw_value"])) for r in avro] == [
-        (reason, value) for value, reason in cases.AVRO_BROKEN
-    ]
+# every broken record is quarantined with its reason and raw bytes: test_format_conformance.py
 
 
 def test_every_qlik_record_is_accounted_for_once(spark, built_lake):

@@ -9,27 +9,16 @@ from __future__ import annotations
 
 import pytest
 
+from tests.dbt_models import conformance
 from tests.dbt_models import schema_evolution_cases as cases
 
 STREAMS = sorted(cases.streams())
-# the column changes of the first batch, per format: (kind, column, new name, new Spark type)
-ADD_STOCK = ("add_column", "stock", None, "int")
-RENAME = ("rename_column", "name", "title", None)
-FIRST_BATCH_CHANGES = {
-    # DataWorks / Blob send the MySQL 5.7 CHANGE COLUMN: a rename, then the column's type
-    "dataworks_json": [ADD_STOCK, RENAME, ("change_column_type", "title", None, "string")],
-    "datahub_blob": [ADD_STOCK, RENAME, ("change_column_type", "title", None, "string")],
-    "dts_canal_json": [ADD_STOCK, RENAME],
-    "dts_avro": [ADD_STOCK, RENAME],
-    # Qlik: the first metadata message declares the table; each DDL brings a new one
-    "qlik_json": [("create_table", None, None, None), ADD_STOCK, RENAME],
-    "qlik_avro": [("create_table", None, None, None), ADD_STOCK, RENAME],
-    # Shareplex and Lindorm send no DDL for ADD / RENAME
-    "dts_shareplex_json": [],
-    "lindorm_debezium": [],
-    # Debezium sends no DDL on a table's topic: each message's schema follows the table
-    "debezium_json": [],
-}
+"""Every format that sends DDL; the column changes each one's first batch must give are in
+its cases file (``schema_changes``, tests/dbt_models/conformance.py)."""
+
+
+def test_every_stream_has_its_expected_changes():
+    assert conformance.formats_for("schema_changes") == STREAMS
 
 
 def changes_of(spark, stream: cases.EvolutionStream, where: str = "true") -> list[tuple]:
@@ -55,7 +44,8 @@ def changes_of(spark, stream: cases.EvolutionStream, where: str = "true") -> lis
 def test_captured_ddl_is_translated_and_classified(spark, built_lake, format_):
     stream = cases.streams()[format_]
     changes = changes_of(spark, stream, "change_kind != 'other'")
-    assert [change for change, _ in changes] == FIRST_BATCH_CHANGES[format_]
+    expected = conformance.provide(format_, "schema_changes").first_batch
+    assert [change for change, _ in changes] == expected
     for _, row in changes:
         assert row["translation_status"] == "translated"
         assert row["source_table"].lower() == "products"

@@ -11,26 +11,22 @@ import pytest
 
 from cdc_lakehouse.codegen.gold_tables import plan_model
 from cdc_lakehouse.codegen.silver import read_mappings, read_tables
+from tests.dbt_models import conformance
 from tests.dbt_models import schema_evolution_cases as cases
 from tests.dbt_models.test_schema_changes import changes_of
 
 STREAMS = sorted(cases.streams())
-WIDEN = ("change_column_type", "stock", None, "bigint")
-DROP_NOTE = ("drop_column", "note", None, None)
-TRUNCATE = ("truncate", None, None, None)
-SECOND_BATCH_CHANGES = {
-    "dataworks_json": [WIDEN, DROP_NOTE, TRUNCATE],
-    "datahub_blob": [WIDEN, DROP_NOTE, TRUNCATE],
-    "dts_canal_json": [WIDEN, DROP_NOTE, TRUNCATE],
-    "dts_avro": [WIDEN, DROP_NOTE, TRUNCATE],
-    "qlik_json": [WIDEN, DROP_NOTE],
-    "qlik_avro": [WIDEN, DROP_NOTE],
-    "dts_shareplex_json": [DROP_NOTE, TRUNCATE],
-    "lindorm_debezium": [],
-    "debezium_json": [TRUNCATE],  # op t (PostgreSQL); no DDL otherwise
-}
-# formats whose messages declare column types: typed gold has every column typed
-TYPED = ("dataworks_json", "datahub_blob", "dts_canal_json", "dts_avro", "qlik_json", "qlik_avro")
+TRUNCATE = cases.TRUNCATE
+
+
+def expected_changes(format_: str) -> cases.SchemaChanges:
+    """The format's changes, from its cases file (``schema_changes``, conformance.py)."""
+    return conformance.provide(format_, "schema_changes")
+
+
+def typed_formats() -> list[str]:
+    """Formats whose messages declare column types: typed gold has every column typed."""
+    return [f for f in conformance.formats_for("schema_changes") if expected_changes(f).typed]
 
 
 @pytest.mark.parametrize("format_", STREAMS)
@@ -50,7 +46,7 @@ def test_later_schema_changes_are_captured(spark, simulated_increments, format_)
         and change[0] != "rename_column"
         and change[1] != "title"
     ]
-    assert changes == SECOND_BATCH_CHANGES[format_]
+    assert changes == expected_changes(format_).second_batch
     if TRUNCATE in changes:
         topics = ", ".join(f"'{t}'" for t in stream.topics)
         truncates = spark.sql(
@@ -59,7 +55,7 @@ def test_later_schema_changes_are_captured(spark, simulated_increments, format_)
         assert {row["source_table"].lower() for row in truncates} == {"products"}
 
 
-@pytest.mark.parametrize("format_", TYPED)
+@pytest.mark.parametrize("format_", typed_formats())
 def test_typed_gold_follows_the_schema_changes(spark, simulated_increments, format_):
     stream = cases.streams()[format_]
     topics = ", ".join(f"'{t}'" for t in stream.topics)

@@ -20,8 +20,9 @@ import base64
 import json
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
+
+from tests.dbt_models.helpers import DumpLine
 
 DB = "typed_cases"
 DATAWORKS_TOPIC = "typed.cases.dataworks"
@@ -250,9 +251,6 @@ def records() -> list[dict[str, Any]]:
     return out
 
 
-def write_dump(path: Path) -> Path:
-    """Write the cases as a topic dump file at ``path``; return it."""
-    path.write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records()), encoding="utf-8"
-    )
-    return path
+def dump_lines() -> list[DumpLine]:
+    """The cases as topic dump lines (JSON texts keeping non-ASCII characters as they are)."""
+    return [json.dumps(r, ensure_ascii=False) for r in records()]

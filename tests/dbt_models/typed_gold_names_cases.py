@@ -17,9 +17,9 @@ must return (a string column's value is its own name, exactly).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
+from tests.dbt_models.helpers import DumpLine
 from tests.dbt_models.typed_gold_cases import DATAWORKS_TOPIC, DB, EVENT_MS
 
 PARTITION = 7
@@ -125,9 +125,6 @@ def records() -> list[dict[str, Any]]:
     ]
 
 
-def write_dump(path: Path) -> Path:
-    """Write the cases as a topic dump file at ``path``; return it."""
-    path.write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records()), encoding="utf-8"
-    )
-    return path
+def dump_lines() -> list[DumpLine]:
+    """The cases as topic dump lines (JSON texts keeping non-ASCII characters as they are)."""
+    return [json.dumps(r, ensure_ascii=False) for r in records()]

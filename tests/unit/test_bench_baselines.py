@@ -25,7 +25,7 @@ from cdc_lakehouse.tools.bench.baselines.formats import BENCH_KEYS, DECODERS, Va
 from cdc_lakehouse.tools.bench.workload import Workload, build
 from cdc_lakehouse.tools.simulate.encoders import ENCODERS
 from ingest.dump import DumpRecord
-from tests.dbt_models import cross_topic_cases
+from tests.dbt_models import conformance, cross_topic_cases
 
 FORMATS = sorted(ENCODERS)
 CHANGES, BATCH_CHANGES, SEED = 400, 50, 17
@@ -151,11 +151,12 @@ def test_duplicate_redelivered_later_does_not_win(format_: str, tmp_path: Path) 
 def _cross_topic_records(format_: str, *, a_first: bool) -> list[DumpRecord]:
     """One row of table xtopic_items through topics ``xtopic.<format>.a`` and ``.b`` whose
     changes share the format ordering fields, partition and offset, with different values
-    (tests/dbt_models/cross_topic_cases.py); topic a's records first or last."""
+    (tests/dbt_models/cross_topic_cases.py, the format's ``cross_topic_case``); topic a's
+    records first or last."""
     sides = cross_topic_cases.SIDES if a_first else tuple(reversed(cross_topic_cases.SIDES))
     records = []
     for side in sides:
-        messages = cross_topic_cases.CASES[format_].messages(side)
+        messages = conformance.provide(format_, "cross_topic_case").messages(side)
         for offset, value in enumerate(messages):
             raw = value if isinstance(value, bytes) else value.encode("utf-8")
             topic = cross_topic_cases.topic(format_, side)
@@ -171,7 +172,7 @@ def test_equal_positions_in_two_topics_order_by_topic_name(
     """As in the pipeline, the topic is the last part of the ordering key: of two changes
     with equal format fields, partition and offset, the one of the topic last by name wins,
     whatever the delivery order."""
-    case = cross_topic_cases.CASES[format_]
+    case = conformance.provide(format_, "cross_topic_case")
     keys = {cross_topic_cases.TABLE: (case.key,)}
     records = _cross_topic_records(format_, a_first=a_first)
     expected = {
@@ -287,7 +288,7 @@ def test_pyspark_script_parses_each_json_message_once(spark) -> None:
 def test_pyspark_script_orders_equal_positions_by_topic_name(spark, format_: str) -> None:
     from cdc_lakehouse.tools.bench.baselines import pyspark_script
 
-    case = cross_topic_cases.CASES[format_]
+    case = conformance.provide(format_, "cross_topic_case")
     records = _cross_topic_records(format_, a_first=True)
     source = f"baseline_test.bronze_xtopic_{format_}"
     output = f"baseline_test.latest_xtopic_{format_}"

@@ -20,11 +20,7 @@ from cdc_lakehouse.decode.json_text import (
     value_text,
 )
 from cdc_lakehouse.formats import MANIFEST
-from cdc_lakehouse.formats.datahub_tuple import decoder as datahub_tuple
-from cdc_lakehouse.formats.dts_shareplex import decoder as dts_shareplex
-from cdc_lakehouse.formats.lindorm import decoder as lindorm
-from cdc_lakehouse.formats.qlik import decoder as qlik
-from tests.dbt_models import fault_matrix_cases
+from tests.dbt_models import conformance, fault_matrix_cases
 from tests.dbt_models.fault_matrix_cases import NUMBER_FORMS
 
 
@@ -262,47 +258,26 @@ def test_every_decoder_names_decoder_error_among_its_reasons(module):
     assert shared.DECODER_ERROR in importlib.import_module(module).REASONS
 
 
-IMAGE_FIELDS = {
-    "datahub_tuple": "row_image",
-    "lindorm_debezium": "after_image",
-    "dts_shareplex_json": "data_image",
-    "qlik_json": "after_image",
-}
-"""Every JSON format with a Python decoder (the shared parser's users) -> the field of an
-insert's row values."""
-
-
-def decoded_image(format_: str, raw: bytes) -> dict[str, str | None]:
-    """The row values ``format_``'s decoder reads from one insert (column names lower case)."""
-    if format_ == "qlik_json":
-        topic = fault_matrix_cases.topic(format_)
-        metadata = fault_matrix_cases.MATRIX[format_][2][0]
-        entry = qlik.metadata_entries(metadata, format_, topic, 0, 0)
-        row = qlik.decode_one(raw, catalog=qlik.MetadataCatalog([entry]), topic=topic)
-    else:
-        decode = {
-            "datahub_tuple": datahub_tuple.decode_one,
-            "lindorm_debezium": lindorm.decode_one,
-            "dts_shareplex_json": dts_shareplex.decode_one,
-        }[format_]
-        row = decode(raw)
-    assert row["decode_error"] is None, row["decode_error_detail"]
-    return {name.lower(): text for name, text in row[IMAGE_FIELDS[format_]]}
+NUMBER_FORM_FORMATS = conformance.formats_for("number_form_image")
+"""Every JSON format with a Python decoder (the shared parser's users); each one's cases file
+reads an insert's row values with ``number_form_image`` (tests/dbt_models/conformance.py)."""
 
 
 def test_every_json_format_is_checked_for_number_forms():
     json_formats = {fmt.name for fmt in PYTHON_DECODED if fmt.value_encoding == "json"}
-    assert set(IMAGE_FIELDS) == json_formats
+    opted_out = conformance.opted_out("number_form_image")
+    assert set(NUMBER_FORM_FORMATS) | set(opted_out) == json_formats
 
 
-@pytest.mark.parametrize("format_", sorted(IMAGE_FIELDS))
+@pytest.mark.parametrize("format_", NUMBER_FORM_FORMATS)
 def test_every_json_decoder_keeps_the_text_of_every_number_form(format_):
     """Issue 48: DataWorks, Canal and Lindorm stored ``-0`` as ``"0"`` (Canal JSON is decoded
     in SQL now: the exact JSON function's tests check its number texts)."""
     got = {}
     for form in NUMBER_FORMS:
         row = {"id": 1, "note": "n", "amount": fault_matrix_cases.raw(form)}
-        got[form] = decoded_image(format_, fault_matrix_cases.good_message(format_, 1, row))
+        raw = fault_matrix_cases.good_message(format_, 1, row)
+        got[form] = conformance.provide(format_, "number_form_image", raw)
     assert {form: image["amount"] for form, image in got.items()} == {f: f for f in NUMBER_FORMS}
 
 
