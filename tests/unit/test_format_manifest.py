@@ -61,7 +61,7 @@ def accepted_values(model: dict[str, Any], column: str) -> list[str]:
 
 
 def test_the_manifest_lists_each_format_once_and_the_registry_reads_it():
-    assert len(set(formats.NAMES)) == len(formats.MANIFEST) == 10
+    assert len(set(formats.NAMES)) == len(formats.MANIFEST)
     # every plug-in package under src/cdc_lakehouse/formats/ is found, none listed by hand
     plugins = {p.name for p in subfolders(Path(formats.__file__).parent) if p.name != "__pycache__"}
     assert {fmt.staging_folder for fmt in formats.MANIFEST} == plugins
