@@ -35,7 +35,7 @@ import yaml
 pytestmark = pytest.mark.dbt
 
 CHANGED_MODEL = "model.cdc_lakehouse.control_events"
-CHANGED_FILE = Path("models/silver/control_events.sql")
+CHANGED_FILE = Path("models/marts/changes/control_events.sql")
 CHANGE = "{# a change under review #}\n"
 # the resource types a build executes (ephemeral models excepted)
 EXECUTED = {"model", "seed", "snapshot", "test", "unit_test"}
