@@ -243,7 +243,8 @@ connect-server: install
 	$(BIN)/python -m cdc_lakehouse.runtime.spark_server connect $(SERVER_ARGS)
 
 ## upgrade-lake: a lake built on Parquet (before Delta Lake): bronze converted in place (every
-## record kept), the other tables dropped and built again by `dbt build --full-refresh`
+## record kept), the other tables dropped and built again by `dbt build --full-refresh`; the
+## tables of renamed models (the decoding models' stg_<folder>__decoded) renamed first
 upgrade-lake: install
 	$(BIN)/python -m cdc_lakehouse.tools.upgrade
 	$(DBT) build $(DBT_ARGS) --full-refresh

@@ -1,7 +1,7 @@
 """DTS Avro decoding: the fastavro decoding model against Spark's ``from_avro`` plus SQL, on the
 same bronze (issue 49, point 7; figures in ``results.md`` and ``bench/HISTORY.md``).
 
-Two ways to produce the rows of ``silver.stg_dts_avro__records`` from bronze DTS Avro records:
+Two ways to produce the rows of ``silver.stg_dts_avro__decoded`` from bronze DTS Avro records:
 
 - ``fastavro``: what the decoding model does
   (``cdc_lakehouse.decode.staging_model.decode_records``): bronze spread over the cores,

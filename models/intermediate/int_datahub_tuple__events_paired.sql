@@ -14,5 +14,5 @@
 {{ paired_split_updates(
     ref('stg_datahub_tuple__events'),
     ['kafka_topic', 'source_table', 'source_sequence_id'],
-    ref('stg_datahub_tuple__records'),
+    ref('stg_datahub_tuple__decoded'),
 ) }}

@@ -19,5 +19,5 @@
 {{ paired_split_updates(
     ref('stg_dataworks__events'),
     ['source_format', 'source_database', 'source_schema', 'source_table', 'source_sequence_id'],
-    ref('stg_dataworks__envelopes'),
+    ref('stg_dataworks__decoded'),
 ) }}

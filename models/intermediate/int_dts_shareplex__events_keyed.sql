@@ -21,7 +21,7 @@
 
 {{ config(enabled=cdc_folder_enabled('dts_shareplex')) }}
 {{ batch_partitioned_config() }}
-{% set decoded = ref('stg_dts_shareplex__messages') %}
+{% set decoded = ref('stg_dts_shareplex__decoded') %}
 {% set held_batch = held_max('ingest_batch_id') if is_incremental() else -1 %}
 {% if is_incremental() and nothing_new(decoded, held_batch) %}
 {{ no_new_rows() }}

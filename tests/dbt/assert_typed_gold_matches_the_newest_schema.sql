@@ -15,7 +15,7 @@
         {%- if generated_from and generated_from.get('source') %}
             {%- set out = node.original_file_path.split('/')[:-2] | join('/') %}
             {%- set command = 'python -m cdc_lakehouse.codegen gold-tables --table ' ~ node.name
-                ~ ('' if out == 'models/gold/tables' else ' --out ' ~ out) %}
+                ~ ('' if out == 'models/marts/current_state/tables' else ' --out ' ~ out) %}
             {%- do typed_models.append({
                 'name': node.name | replace("'", "\\'"),
                 'command': command | replace("'", "\\'"),

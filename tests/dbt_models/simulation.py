@@ -161,7 +161,7 @@ def current_decodings(table: str, frame: Any) -> Any:
     """``frame`` of ``table`` as a full refresh holds it: for the Qlik decoding model, an
     append log of decodings (a data message that waited for its metadata is decoded again
     when it arrives), the latest decoding of each record; other tables as they are."""
-    if table != "silver.stg_qlik__messages":
+    if table != "silver.stg_qlik__decoded":
         return frame
     from pyspark.sql import Window
     from pyspark.sql import functions as F

@@ -101,7 +101,9 @@ def broken_build(
     project = _copy_project(project_dir, tmp_path_factory.mktemp("contract-project"))
     for model, last_line in BROKEN_MODELS.items():
         _break(project, model, last_line)
-    _retype_declared(project, "models/silver/_silver__models.yml", "change_index", "int", "bigint")
+    _retype_declared(
+        project, "models/marts/changes/_changes__models.yml", "change_index", "int", "bigint"
+    )
     work = tmp_path_factory.mktemp("contract-dbt")
     run = _invoke(project, work, "run", "--select", *BROKEN_MODELS)
     test = _invoke(project, work, "test", "--select", "test_name:declared_data_types")

@@ -120,7 +120,7 @@ def test_images_keep_null_versus_not_provided(spark, built_lake):
 
 
 def test_a_broken_record_says_what_is_wrong_where(spark, built_lake):
-    """The checks of the exact JSON decoding (stg_dataworks__envelopes) name the field's path
+    """The checks of the exact JSON decoding (stg_dataworks__decoded) name the field's path
     and the value at fault."""
     rows = spark.sql(
         "select kafka_offset, reason_detail from silver.quarantine "
@@ -176,7 +176,7 @@ def test_docs_lineage_runs_from_bronze_through_the_decoding_model_to_gold(run_db
     run_dbt("docs", "generate")
     manifest = json.loads((run_dbt.target_path / "manifest.json").read_text())
     parents = manifest["parent_map"]
-    envelopes = "model.cdc_lakehouse.stg_dataworks__envelopes"
+    envelopes = "model.cdc_lakehouse.stg_dataworks__decoded"
     assert manifest["nodes"][envelopes]["language"] == "sql"  # the exact JSON function
     chain = [
         "model.cdc_lakehouse.current_rows",

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.dbt
 # one table per writer: the ingest job, a decoding dbt Python model, a silver SQL model, gold
 WRITTEN_TABLES = (
     "bronze.kafka_records",
-    "silver.stg_dts_avro__records",
+    "silver.stg_dts_avro__decoded",
     "silver.change_events",
     "gold.int_row_versions",
 )

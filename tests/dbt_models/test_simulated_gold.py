@@ -94,10 +94,10 @@ def test_a_model_with_nothing_new_writes_nothing(simulated_increments):
     the full refresh (the test below); a format with new records writes its batch."""
     messages = simulated_increments["last_build_messages"]
     for model in (
-        "stg_dts_avro__records",
-        "stg_lindorm__envelopes",
-        "stg_datahub_tuple__records",
-        "stg_dts_shareplex__messages",
+        "stg_dts_avro__decoded",
+        "stg_lindorm__decoded",
+        "stg_datahub_tuple__decoded",
+        "stg_dts_shareplex__decoded",
         "stg_dts_avro__events",
         "stg_lindorm__events",
         "int_datahub_tuple__events_paired",

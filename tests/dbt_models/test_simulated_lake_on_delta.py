@@ -138,7 +138,7 @@ NO_OP_TABLES = {
     "schema_changes": "silver.schema_changes",
     "table_schemas": "silver.table_schemas",
     "table_truncates": "silver.table_truncates",
-    "stg_dts_avro__records": "silver.stg_dts_avro__records",
+    "stg_dts_avro__decoded": "silver.stg_dts_avro__decoded",
     "stg_dts_canal__events": "silver.stg_dts_canal__events",
     "int_row_versions": "gold.int_row_versions",
     "current_rows": "gold.current_rows",

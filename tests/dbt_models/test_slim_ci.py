@@ -35,7 +35,7 @@ import yaml
 pytestmark = pytest.mark.dbt
 
 CHANGED_MODEL = "model.cdc_lakehouse.control_events"
-CHANGED_FILE = Path("models/silver/control_events.sql")
+CHANGED_FILE = Path("models/marts/changes/control_events.sql")
 CHANGE = "{# a change under review #}\n"
 # the resource types a build executes (ephemeral models excepted)
 EXECUTED = {"model", "seed", "snapshot", "test", "unit_test"}
@@ -226,7 +226,7 @@ def test_parents_step_selects_the_unmodified_models_and_seeds_the_subtree_reads(
         if i in nodes and nodes[i]["resource_type"] in {"model", "seed"}
     }
     assert "model.cdc_lakehouse.stg_lindorm__events" in expected
-    assert "model.cdc_lakehouse.stg_lindorm__envelopes" in expected
+    assert "model.cdc_lakehouse.stg_lindorm__decoded" in expected
     assert "seed.cdc_lakehouse.cdc_topics" in expected
     listed = {i for i in slim_ci["parents"] if not i.startswith("source.")}
     assert listed == expected

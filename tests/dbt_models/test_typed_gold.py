@@ -1,7 +1,7 @@
 """Typed gold per source table (written by ``python -m cdc_lakehouse.codegen gold-tables``; the
 committed ones, of the bundled sample's and the tests' tables, in
-sample_data/models/gold/tables/examples) on the built lake: Spark column types, typed values,
-and no drift between the committed models and what the command generates now."""
+sample_data/models/marts/current_state/tables/examples) on the built lake: Spark column types,
+typed values, and no drift between the committed models and what the command generates now."""
 
 from __future__ import annotations
 
@@ -20,7 +20,13 @@ from tests.dbt_models import typed_gold_cases as cases
 pytestmark = pytest.mark.dbt
 
 TABLES_DIR = (
-    Path(__file__).resolve().parents[2] / "sample_data" / "models" / "gold" / "tables" / "examples"
+    Path(__file__).resolve().parents[2]
+    / "sample_data"
+    / "models"
+    / "marts"
+    / "current_state"
+    / "tables"
+    / "examples"
 )
 COMMITTED = sorted(p.stem for p in TABLES_DIR.rglob("*.sql"))
 

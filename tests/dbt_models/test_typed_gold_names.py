@@ -76,7 +76,7 @@ def hostile_build(
         if m.table.source_database == cases.DB and m.table.source_table in cases.TABLES
     }
     project = _copy_project(project_dir, tmp_path_factory.mktemp("hostile-project"))
-    out = project / "models" / "gold" / "tables"
+    out = project / "models" / "marts" / "current_state" / "tables"
     report = io.StringIO()
     codes: dict[str, int | OSError] = {}
     for table, model in models.items():

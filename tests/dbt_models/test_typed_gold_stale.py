@@ -107,7 +107,7 @@ def stale_build(
     assert ran.success, ran.exception
     tables, mappings = read_tables(spark), read_mappings(spark)
     (model,) = [m for m in plan_models(tables, mappings) if m.table.source_database == DB]
-    out = project / "models" / "gold" / "tables"
+    out = project / "models" / "marts" / "current_state" / "tables"
     assert refresh(tables, mappings, out, table_names=[model.name]) == 0
     build = ("build", "--select", model.name, TEST, "--exclude-resource-type", "unit_test")
     current, current_warnings = _warnings(project, work, *build)

@@ -270,7 +270,7 @@ def test_live_demo_keeps_gold_equal_to_the_oracle_while_a_reader_reads(
 CI_RUN_ID = "t51"
 DEV_SCHEMA = "dev_t51"
 CHANGED_MODEL = "model.cdc_lakehouse.current_rows"
-CHANGED_FILE = Path("models/gold/current_rows.sql")
+CHANGED_FILE = Path("models/marts/current_state/current_rows.sql")
 PRODUCTION = ("bronze", "silver", "gold")
 
 

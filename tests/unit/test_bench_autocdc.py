@@ -52,7 +52,7 @@ CHANGES = [
     ),
 ]
 GOLD = {
-    # what gold.current_rows holds after CHANGES (docs/architecture.md, models/gold)
+    # what gold.current_rows holds after CHANGES (docs/architecture.md, models/marts/current_state)
     ("t", '{"id":"1"}'): {"id": "1", "a": "z", "b": "y"},
     ("t", '{"id":"3"}'): {"id": "3", "a": "w"},
     ("t", '{"id":"5"}'): {"id": "5", "a": "x"},

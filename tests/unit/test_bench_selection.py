@@ -14,7 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from cdc_lakehouse.tools.bench.pipeline import Pipeline, staging_selection
+from cdc_lakehouse.tools.bench.pipeline import (
+    GOLD_SELECTION,
+    SILVER_SELECTION,
+    Pipeline,
+    staging_selection,
+)
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -54,13 +59,24 @@ def _selected_models(
 def test_a_format_and_the_other_formats_select_every_intermediate_model(
     tmp_path: Path, format_: str
 ) -> None:
-    intermediates = {path.stem for path in (PROJECT / "models" / "intermediate").glob("*.sql")}
-    assert intermediates, "models/intermediate has no models"
+    # a format's intermediate models are int_<folder>__...; silver's and gold's own
+    # (int_schema_versions_by_batch, int_row_versions) read silver and wait for its stage
+    folder = PROJECT / "models" / "intermediate"
+    intermediates = {path.stem for path in folder.glob("int_*__*.sql")}
+    assert intermediates, "models/intermediate has no format's models"
+    layers = {path.stem for path in folder.glob("*.sql")} - intermediates
+    assert layers == {"int_schema_versions_by_batch", "int_row_versions"}
     own = _selected_models(tmp_path, staging_selection(format_))
     others = _selected_models(tmp_path, staging_selection(format_, other_formats=True))
     assert intermediates <= own | others
+    assert not (own | others) & layers
     # each intermediate is built once: with its own format, not with the others too
     assert not (own & others & intermediates)
+    # silver's and gold's intermediate models are in their stages' selections
+    silver = _selected_models(tmp_path, SILVER_SELECTION)
+    gold = _selected_models(tmp_path, GOLD_SELECTION)
+    assert "int_schema_versions_by_batch" in silver and "change_events" in silver
+    assert "int_row_versions" in gold and "current_rows" in gold
 
 
 def test_a_deployment_of_one_format_builds_its_staging_folder_alone(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ def test_the_project_copy_has_what_dbt_reads_and_no_typed_gold(tmp_path: Path) -
     assert (copy / "profiles.yml").is_file()
     for folder in (
         "models/staging",
-        "models/silver",
+        "models/marts/changes",
         "macros",
         "seeds",
         "sample_data/seeds",

@@ -306,11 +306,12 @@ def test_quotes_in_names_are_escaped(mappings):
 
 
 def test_generated_sql_follows_the_sql_style(mappings):
-    """The generated models pass sqlfluff as generated (.sqlfluff, models/gold/tables/.sqlfluff):
-    `make sql-fix` never edits one, which would make it a hand edit the command leaves alone."""
+    """The generated models pass sqlfluff as generated (.sqlfluff and
+    models/marts/current_state/tables/.sqlfluff): `make sql-fix` never edits one, which would
+    make it a hand edit the command leaves alone."""
     from sqlfluff.core import FluffConfig, Linter
 
-    tables_dir = PROJECT / "models" / "gold" / "tables"
+    tables_dir = PROJECT / "models" / "marts" / "current_state" / "tables"
     linter = Linter(config=FluffConfig.from_path(str(tables_dir)))
     files = files_for(DATAWORKS, CANAL, SHAREPLEX, mappings=mappings)
     for path, text in files.items():

@@ -39,8 +39,18 @@ def test_first_paragraph_joins_the_lines_of_the_first_paragraph_only():
 
 def test_schema_comes_from_the_nearest_configured_folder():
     schemas = docs_reference.folder_schemas(
-        {"models": {"p": {"staging": {"+schema": "silver", "x": {}}, "gold": {"+schema": "gold"}}}},
+        {
+            "models": {
+                "p": {
+                    "staging": {"+schema": "silver", "x": {}},
+                    "marts": {"current_state": {"+schema": "gold"}},
+                }
+            }
+        },
         "p",
     )
     assert docs_reference.schema_of(("staging", "x"), schemas) == "silver"
-    assert docs_reference.schema_of(("gold", "tables", "dts_canal"), schemas) == "gold"
+    assert (
+        docs_reference.schema_of(("marts", "current_state", "tables", "dts_canal"), schemas)
+        == "gold"
+    )

@@ -1,5 +1,5 @@
 """The DTS Avro decoding model's work on one bronze batch, through Spark: what
-``stg_dts_avro__records`` appends (``cdc_lakehouse.decode.staging_model.decode_records``, fastavro
+``stg_dts_avro__decoded`` appends (``cdc_lakehouse.decode.staging_model.decode_records``, fastavro
 in ``mapInArrow``) for records of both schema revisions that hold every value type, SQL NULLs,
 EmptyObject NONE, and undecodable records beside the good ones.
 
@@ -120,7 +120,7 @@ def decoded(spark) -> dict[str, dict[str, Any]]:
         ("dts_avro", TOPIC, 0, offset, None, value, 1) for offset, (_, value) in enumerate(BATCH)
     ]
     bronze = spark.createDataFrame(rows, schema_ddl(BRONZE_COLUMN_TYPES))
-    dbt = SimpleNamespace(is_incremental=False, this="silver.stg_dts_avro__records")
+    dbt = SimpleNamespace(is_incremental=False, this="silver.stg_dts_avro__decoded")
     out = decode_records(dbt, spark, bronze, folder="dts_avro").collect()
     names = [name for name, _ in BATCH]
     return {names[row["offset"]]: row.asDict() for row in out}

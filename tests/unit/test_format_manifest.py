@@ -29,7 +29,7 @@ from cdc_lakehouse.tools.simulate.generate import SimulationConfig, generate
 PROJECT = Path(__file__).resolve().parents[2]
 STAGING = PROJECT / "models" / "staging"
 PYTHON_STAGING = PROJECT / "python_models" / "staging"  # the dbt Python models, same folders
-GOLD_TABLES = PROJECT / "models" / "gold" / "tables"
+GOLD_TABLES = PROJECT / "models" / "marts" / "current_state" / "tables"
 # the typed gold models of the examples (the bundled sample's and the tests' tables)
 EXAMPLE_GOLD_TABLES = PROJECT / EXAMPLES_OUT
 FOLDERS = formats.staging_folders()
@@ -134,7 +134,7 @@ def test_every_staging_folder_belongs_to_a_format():
     project = yaml.safe_load((PROJECT / "dbt_project.yml").read_text("utf-8"))
     # sample_data/models: the examples' typed gold models (no staging folder)
     assert project["model-paths"] == ["models", "python_models", "sample_data/models"]
-    assert [p.name for p in subfolders(PROJECT / "sample_data" / "models")] == ["gold"]
+    assert [p.name for p in subfolders(PROJECT / "sample_data" / "models")] == ["marts"]
     assert {path.name for path in subfolders(PYTHON_STAGING)} <= set(FOLDERS)
     assert not list((PROJECT / "models").rglob("*.py")), "dbt Python models go in python_models/"
 
@@ -143,6 +143,8 @@ def test_every_staging_folder_belongs_to_a_format():
 def test_a_staging_folder_holds_its_formats_models_and_one_yaml(folder):
     folder_formats = formats.in_staging_folder(folder)
     decoding, events = folder_formats[0].decoding_model, folder_formats[0].events_model
+    # one noun: a decoding model of its own is stg_<folder>__decoded
+    assert decoding in (events, f"stg_{folder}__decoded")
     path = STAGING / folder
     assert sorted(p.name for p in path.glob("*.yml")) == [f"_{folder}__models.yml"]
     python_path = PYTHON_STAGING / folder
@@ -202,8 +204,9 @@ def test_dbt_project_enables_each_staging_folder_by_its_manifest_formats():
         )
         expected = f"{{{{ var('cdc_formats', none) is none or {listed} }}}}"
         assert staging.get(folder, {}).get("+enabled") == expected, folder
-    # an intermediate model int_<folder>__... follows its staging folder
-    intermediates = sorted((PROJECT / "models" / "intermediate").glob("int_*.sql"))
+    # a format's intermediate model int_<folder>__... follows its staging folder (silver's
+    # and gold's own, int_schema_versions_by_batch and int_row_versions, have no folder part)
+    intermediates = sorted((PROJECT / "models" / "intermediate").glob("int_*__*.sql"))
     assert intermediates
     for path in intermediates:
         folder = path.stem.removeprefix("int_").split("__")[0]

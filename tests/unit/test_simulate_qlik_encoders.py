@@ -172,7 +172,7 @@ def partial_updates(hist: History) -> list[bool]:
 
 
 def decode_all(module: Any, messages: list[Message]) -> list[dict[str, Any]]:
-    """Decode like stg_qlik__messages: collect the MD entries first, then every record."""
+    """Decode like stg_qlik__decoded: collect the MD entries first, then every record."""
     fmt = module.FORMAT
     entries = [
         entry

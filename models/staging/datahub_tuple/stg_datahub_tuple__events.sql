@@ -1,5 +1,5 @@
 {#
-    DataHub Tuple records (stg_datahub_tuple__records) in the normalized vocabulary of
+    DataHub Tuple records (stg_datahub_tuple__decoded) in the normalized vocabulary of
     docs/formats.md: every decoded record classified as a change or a quarantined record (Tuple
     carries no DDL and no heartbeats), with its normalized op, key columns, row keys and
     ordering key. Source: docs/formats.md section 2 (seed 002). Per record only: the after half
@@ -53,7 +53,7 @@
 with
 
 records as (
-    select * from {{ ref('stg_datahub_tuple__records') }}
+    select * from {{ ref('stg_datahub_tuple__decoded') }}
 ),
 
 classified as (

@@ -37,7 +37,7 @@
 with
 
 envelopes as (
-    select * from {{ ref('stg_dataworks__envelopes') }}
+    select * from {{ ref('stg_dataworks__decoded') }}
 ),
 
 op_codes as (

@@ -1,5 +1,5 @@
 {#
-    DTS Avro records (stg_dts_avro__records) in the normalized vocabulary of docs/formats.md: every
+    DTS Avro records (stg_dts_avro__decoded) in the normalized vocabulary of docs/formats.md: every
     decoded Record classified as a change, a control event, a DDL or a quarantined record,
     with its normalized op, key columns, row keys and ordering key. Source: docs/formats.md
     section 4a (seed 003).
@@ -67,7 +67,7 @@
 ] %}
 
 {% set held_batch = held_max('ingest_batch_id') if is_incremental() else -1 %}
-{% if is_incremental() and nothing_new(ref('stg_dts_avro__records'), held_batch) %}
+{% if is_incremental() and nothing_new(ref('stg_dts_avro__decoded'), held_batch) %}
 with
 
 final as (
@@ -79,7 +79,7 @@ final as (
 with
 
 records as (
-    select * from {{ ref('stg_dts_avro__records') }}
+    select * from {{ ref('stg_dts_avro__decoded') }}
     {% if is_incremental() %}
     where ingest_batch_id > {{ held_batch }}
     {% endif %}

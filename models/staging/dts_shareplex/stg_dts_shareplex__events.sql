@@ -1,5 +1,5 @@
 {#
-    DTS Shareplex JSON messages (stg_dts_shareplex__messages) in the normalized vocabulary of
+    DTS Shareplex JSON messages (stg_dts_shareplex__decoded) in the normalized vocabulary of
     docs/formats.md: every decoded message classified as a change, a DDL or a quarantined record,
     with its normalized op, images, key columns, row keys and ordering key. Source: docs/formats.md
     section 4b (seed 003). Shareplex sends no heartbeats and no transaction markers: the
@@ -70,7 +70,7 @@
 with
 
 messages as (
-    select * from {{ ref('stg_dts_shareplex__messages') }}
+    select * from {{ ref('stg_dts_shareplex__decoded') }}
 ),
 
 classified as (

@@ -1,5 +1,5 @@
 {#
-    Lindorm data subscription messages (Debezium format V2.0, stg_lindorm__envelopes) in the
+    Lindorm data subscription messages (Debezium format V2.0, stg_lindorm__decoded) in the
     normalized vocabulary of docs/formats.md: every decoded envelope classified as a change or a
     quarantined record (Lindorm sends no DDL, heartbeats or transaction markers), with its
     normalized op, key columns, row keys and ordering key. Source: docs/formats.md section 3
@@ -50,7 +50,7 @@
 ] %}
 
 {% set held_batch = held_max('ingest_batch_id') if is_incremental() else -1 %}
-{% if is_incremental() and nothing_new(ref('stg_lindorm__envelopes'), held_batch) %}
+{% if is_incremental() and nothing_new(ref('stg_lindorm__decoded'), held_batch) %}
 with
 
 final as (
@@ -62,7 +62,7 @@ final as (
 with
 
 envelopes as (
-    select * from {{ ref('stg_lindorm__envelopes') }}
+    select * from {{ ref('stg_lindorm__decoded') }}
     {% if is_incremental() %}
     where ingest_batch_id > {{ held_batch }}
     {% endif %}

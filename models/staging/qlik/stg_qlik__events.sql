@@ -1,5 +1,5 @@
 {#
-    Qlik Replicate / Talend Data Integration messages (stg_qlik__messages) in the normalized
+    Qlik Replicate / Talend Data Integration messages (stg_qlik__decoded) in the normalized
     vocabulary of docs/formats.md section 5 (seed 004): every decoded record classified as a
     change (data message), a ddl row (metadata message = one table version) or a quarantined
     record, with its normalized op, key columns, row keys and ordering key.
@@ -20,14 +20,14 @@
     Incremental (macros/cdc_incremental.sql): partitioned by ingest_batch_id; a run computes
     the batches holding a decoding resolved after the newest one it holds: the new batches,
     and older batches whose data message waited for a metadata message that a new batch
-    delivered (stg_qlik__messages decodes it again; its resolved_batch_id is that later
+    delivered (stg_qlik__decoded decodes it again; its resolved_batch_id is that later
     batch). Per record only the latest decoding counts.
 #}
 
 {{ batch_partitioned_config() }}
 
 {% if is_incremental() %}
-{% set batches = batches_resolved_after(ref('stg_qlik__messages'), held_max('resolved_batch_id')) %}
+{% set batches = batches_resolved_after(ref('stg_qlik__decoded'), held_max('resolved_batch_id')) %}
 {% endif %}
 
 {% set checks = [
@@ -66,7 +66,7 @@ decodings as (
     select
         * except (resolved_batch_id),
         coalesce(resolved_batch_id, ingest_batch_id) as resolved_batch_id
-    from {{ ref('stg_qlik__messages') }}
+    from {{ ref('stg_qlik__decoded') }}
     {% if is_incremental() %}
     where {{ batch_filter(batches) }}
     {% endif %}

@@ -3,12 +3,12 @@
 Usage::
 
     python -m cdc_lakehouse.codegen gold-tables [--format F ...] [--table T ...]
-        [--out models/gold/tables] [--check] [--force]
+        [--out models/marts/current_state/tables] [--check] [--force]
 
 The examples' typed models (the bundled sample's and the tests' tables, enabled with
-``CDC_EXAMPLES=true``) live in ``sample_data/models/gold/tables/examples``: ``--out`` that
-directory refreshes them. The build warns about a typed model whose table has a newer schema
-version than the one it was generated from (the singular data test
+``CDC_EXAMPLES=true``) live in ``sample_data/models/marts/current_state/tables/examples``:
+``--out`` that directory refreshes them. The build warns about a typed model whose table has a
+newer schema version than the one it was generated from (the singular data test
 ``assert_typed_gold_matches_the_newest_schema``), naming this command.
 
 Reads ``silver.table_schemas``, ``silver.change_events`` and the seed
@@ -60,8 +60,8 @@ from cdc_lakehouse.formats.registry import FORMATS
 from cdc_lakehouse.runtime import spark_session
 from cdc_lakehouse.runtime.settings import ConfigError
 
-DEFAULT_OUT = Path("models") / "gold" / "tables"
-EXAMPLES_OUT = Path("sample_data") / "models" / "gold" / "tables" / "examples"
+DEFAULT_OUT = Path("models") / "marts" / "current_state" / "tables"
+EXAMPLES_OUT = Path("sample_data") / "models" / "marts" / "current_state" / "tables" / "examples"
 """Where the examples' typed gold models live (the bundled sample's and the tests' tables,
 enabled with ``CDC_EXAMPLES=true``): refresh them with ``--out`` this directory."""
 NAME_MAX_BYTES = 255

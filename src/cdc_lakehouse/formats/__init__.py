@@ -24,10 +24,11 @@ Two folders per format, on purpose different:
   *decoder*: formats that share one wire layout share one folder, one decoding model and one
   ``*_events`` model (``dataworks_json`` and ``datahub_blob`` are the same DataWorks envelope,
   ``dataworks``; ``qlik_json`` and ``qlik_avro`` the same Qlik messages, ``qlik``).
-- ``gold_folder`` (``models/gold/tables/<folder>/``) belongs to the *format*: it starts the
-  name of every typed gold table of the format (``<gold_folder>__<database>__<schema>__<table>``),
-  so a table's name says which format it came through, and one source table replicated through
-  two formats gives two tables that do not clash. Gold folders are unique across formats; they
+- ``gold_folder`` (``models/marts/current_state/tables/<folder>/``) belongs to the *format*: it
+  starts the name of every typed gold table of the format
+  (``<gold_folder>__<database>__<schema>__<table>``), so a table's name says which format it
+  came through, and one source table replicated through two formats gives two tables that do
+  not clash. Gold folders are unique across formats; they
   are the staging folder where that folder has one format, and otherwise the format name, except
   ``dataworks_json``, whose typed tables have always been ``dataworks__...`` (renaming would
   rename users' tables).

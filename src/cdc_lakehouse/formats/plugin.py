@@ -63,9 +63,9 @@ class Format:
         decoding_model: the model in the staging folder that decodes the Kafka values
             (``silver.<decoding_model>``): the dbt Python model that applies ``decoder``, or
             for a format decoded in SQL its SQL model that reads bronze (the events model
-            itself for Canal, ``stg_dataworks__envelopes`` for DataWorks).
-        gold_folder: ``models/gold/tables/<gold_folder>/``, and the first part of the format's
-            typed gold model (and table) names.
+            itself for Canal, ``stg_dataworks__decoded`` for DataWorks).
+        gold_folder: ``models/marts/current_state/tables/<gold_folder>/``, and the first part of
+            the format's typed gold model (and table) names.
         type_family: the ``type_family`` of ``seeds/cdc_type_mappings.csv`` that the format's
             declared column types belong to (refined per table by
             :func:`cdc_lakehouse.codegen.type_mapping.type_family`); None when the format

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[3]
 TABLES_COMMAND = "python -m cdc_lakehouse.tools.docs_reference tables > docs/reference/tables.md"
 """The command that regenerates ``docs/reference/tables.md``."""
 
-TYPED_GOLD_FOLDER = ("gold", "tables")
+TYPED_GOLD_FOLDER = ("marts", "current_state", "tables")
 """The folder (under ``models/``) of the generated typed gold models."""
 
 MODEL_PATHS = ("models", "sample_data/models")
@@ -106,7 +106,7 @@ def schema_of(folder: tuple[str, ...], schemas: Mapping[tuple[str, ...], str]) -
 
 def load_models(root: Path = ROOT) -> list[Model]:
     """Every model declared in a ``_*__models.yml`` under ``root``'s :data:`MODEL_PATHS`, sorted
-    by name."""
+    by name; its schema is its YAML's ``config: schema`` if set, else its folder's."""
     project = yaml.safe_load((root / "dbt_project.yml").read_text(encoding="utf-8"))
     schemas = folder_schemas(project, project["name"])
     models = []
@@ -130,7 +130,9 @@ def load_models(root: Path = ROOT) -> list[Model]:
             models.append(
                 Model(
                     name=str(entry["name"]),
-                    schema=schema_of(folder, schemas),
+                    schema=str(
+                        (entry.get("config") or {}).get("schema") or schema_of(folder, schemas)
+                    ),
                     folder=folder,
                     description=first_paragraph(entry.get("description")),
                     columns=columns,

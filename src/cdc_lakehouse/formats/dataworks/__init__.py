@@ -1,6 +1,6 @@
 """DataWorks "sync all data to Kafka" JSON and the same envelope in DataHub Blob topics
 (docs/formats.md 1 and 2; seeds 000, 002): decoded in SQL by the exact JSON function
-(``stg_dataworks__envelopes``); split updates paired by ``int_dataworks__events_paired``.
+(``stg_dataworks__decoded``); split updates paired by ``int_dataworks__events_paired``.
 """
 
 from cdc_lakehouse.formats.plugin import Format, OrderingPart
@@ -14,7 +14,7 @@ FORMATS = (
         name="dataworks_json",
         staging_folder="dataworks",
         decoder=None,
-        decoding_model="stg_dataworks__envelopes",
+        decoding_model="stg_dataworks__decoded",
         gold_folder="dataworks",
         type_family="dataworks",
         encoder="encoder_dataworks_json",
@@ -27,7 +27,7 @@ FORMATS = (
         name="datahub_blob",
         staging_folder="dataworks",
         decoder=None,
-        decoding_model="stg_dataworks__envelopes",
+        decoding_model="stg_dataworks__decoded",
         gold_folder="datahub_blob",
         type_family="dataworks",
         encoder="encoder_datahub_blob",

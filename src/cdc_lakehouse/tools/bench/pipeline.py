@@ -26,12 +26,15 @@ STAGING_FOLDERS: dict[str, str] = {fmt.name: fmt.staging_folder for fmt in forma
 """Registry format -> its staging folder (``models/staging/<folder>``: SQL and Python
 models), from the format manifest."""
 
-SILVER_SELECTION = ("path:models/silver",)
-GOLD_SELECTION = ("path:models/gold",)
+SILVER_SELECTION = ("path:models/marts/changes", "int_schema_versions_by_batch")
+"""Silver's tables (``models/marts/changes``) and silver's own intermediate model."""
+GOLD_SELECTION = ("path:models/marts/current_state", "int_row_versions")
+"""Gold's tables (``models/marts/current_state``) and gold's intermediate model."""
 GOLD_EXCLUDE = ("tag:typed_gold",)
 """The typed gold tables (tag ``typed_gold``: the examples' in
-``sample_data/models/gold/tables/examples``, a user's in ``models/gold/tables``) are generated
-for other source tables than the benchmark's, so the gold stage leaves them out."""
+``sample_data/models/marts/current_state/tables/examples``, a user's in
+``models/marts/current_state/tables``) are generated for other source tables than the
+benchmark's, so the gold stage leaves them out."""
 
 
 class BenchError(RuntimeError):
@@ -40,15 +43,16 @@ class BenchError(RuntimeError):
 
 def staging_selection(format_: str, *, other_formats: bool = False) -> tuple[str, ...]:
     """dbt selectors of the bronze view, the staging models of ``format_`` and the
-    ``models/intermediate`` models built on them (split-update pairing, Shareplex key learning;
-    silver reads those); with ``other_formats``: of every other format instead."""
+    ``models/intermediate`` models built directly on them (split-update pairing, Shareplex key
+    learning; silver reads those, and the intermediate models further down - silver's and
+    gold's - wait for their stages); with ``other_formats``: of every other format instead."""
     folder = STAGING_FOLDERS[format_]
     folders = sorted(set(STAGING_FOLDERS.values()) - {folder}) if other_formats else [folder]
     return (
         "stg_bronze__kafka_records",
         *(f"path:models/staging/{each}" for each in folders),
-        # intersection: the intermediates downstream of this folder's staging models
-        *(f"path:models/staging/{each}+,path:models/intermediate" for each in folders),
+        # intersection: the intermediates built directly on this folder's staging models
+        *(f"path:models/staging/{each}+1,path:models/intermediate" for each in folders),
     )
 
 

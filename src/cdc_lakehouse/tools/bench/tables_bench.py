@@ -3,10 +3,10 @@ lake and JVM): the same number of changes spread over ``tables`` keyed source ta
 (``SimulationConfig.tables``), the whole ``dbt build`` with a typed gold model per table.
 
 dbt runs on a copy of the project in the worker's directory (:func:`copy_project`), because
-the typed gold models are written into its ``models/gold/tables/``; the copy has the example
-seeds (``sample_data/seeds``: the simulator's topics) but not the examples' typed models
+the typed gold models are written into its ``models/marts/current_state/tables/``; the copy has
+the example seeds (``sample_data/seeds``: the simulator's topics) but not the examples' typed models
 (``sample_data/models``: the bundled samples' tables, absent from this lake), and its
-``models/gold/tables`` is emptied, so typed gold is exactly the benchmark's tables.
+``models/marts/current_state/tables`` is emptied, so typed gold is exactly the benchmark's tables.
 
 Steps (timed ones marked *):
 
@@ -14,8 +14,8 @@ Steps (timed ones marked *):
    copy the project; * start Spark; * ingest the history.
 2. * ``dbt build`` (the full build of the history: every seed, model and test).
 3. * Typed gold for every source table: ``python -m cdc_lakehouse.codegen gold-tables --out
-   <copy>/models/gold/tables`` (in this process, on its SparkSession: the Derby metastore
-   admits one process). It must write one model per table, else :class:`BenchError`.
+   <copy>/models/marts/current_state/tables`` (in this process, on its SparkSession: the Derby
+   metastore admits one process). It must write one model per table, else :class:`BenchError`.
    * ``dbt build`` (the first build with typed gold: it creates the typed views; once per
    codegen run in a deployment, reported apart).
 4. * Ingest the new batch; * ``dbt build`` (the whole project, typed gold included: what each
@@ -51,15 +51,17 @@ PROJECT_DIRS = (
 )
 """What dbt reads of the project (``dbt_project.yml``'s paths but the examples' typed gold
 models, ``sample_data/models``); copied when present."""
-TYPED_GOLD = Path("models") / "gold" / "tables"
-EXAMPLE_TYPED_GOLD = Path("sample_data") / "models" / "gold" / "tables" / "examples"
+TYPED_GOLD = Path("models") / "marts" / "current_state" / "tables"
+EXAMPLE_TYPED_GOLD = (
+    Path("sample_data") / "models" / "marts" / "current_state" / "tables" / "examples"
+)
 """The examples' typed gold models (the bundled samples' and the tests' tables): not copied."""
 TYPED_GOLD_TAG = "typed_gold"
 
 
 def copy_project(project_dir: Path, target: Path) -> Path:
     """Copy the dbt project's :data:`PROJECT_FILES` and :data:`PROJECT_DIRS` to ``target``
-    (replaced if present), with an empty ``models/gold/tables``; returns ``target``.
+    (replaced if present), with an empty ``models/marts/current_state/tables``; returns ``target``.
 
     Raises:
         FileNotFoundError: ``project_dir`` has no ``dbt_project.yml``.

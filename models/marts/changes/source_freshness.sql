@@ -7,7 +7,7 @@
 
     freshness_status is 'pass', 'warn' or 'error', as `dbt source freshness` reports: the lag
     against vars cdc_freshness_warn_after_s / cdc_freshness_error_after_s (seconds; null = that
-    level off). Its two data tests (models/silver/_silver__models.yml) warn or fail the build
+    level off). Its two data tests (models/marts/changes/_changes__models.yml) warn or fail the build
     when a monitored topic is stale.
 
     Heartbeats and transaction markers (silver.control_events) name no table: they tell that
