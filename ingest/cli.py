@@ -27,9 +27,14 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, NoReturn
 
-from cdc_lakehouse.formats.registry import DEFAULT_REGISTRY, EXAMPLE_REGISTRY, EXAMPLES_VARIABLE
+from cdc_lakehouse.formats.registry import DEFAULT_REGISTRY, EXAMPLE_REGISTRY
 from cdc_lakehouse.runtime.cli_types import positive_float
-from cdc_lakehouse.runtime.settings import ConfigError, lake_dir_setting, load_settings
+from cdc_lakehouse.runtime.settings import (
+    EXAMPLES_ENV,
+    ConfigError,
+    lake_dir_setting,
+    load_settings,
+)
 from cdc_lakehouse.runtime.spark_master import check_master
 from cdc_lakehouse.runtime.spark_session import get_spark
 from cdc_lakehouse.tools.kafka.client import parse_properties
@@ -136,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=DEFAULT_REGISTRY,
         metavar="CSV",
-        help=f"topic registry (default {DEFAULT_REGISTRY}); with {EXAMPLES_VARIABLE}=true a "
+        help=f"topic registry (default {DEFAULT_REGISTRY}); with {EXAMPLES_ENV}=true a "
         f"project's seeds/cdc_topics.csv gets the example topics of its {EXAMPLE_REGISTRY} "
         "too (a topic in both: the registry's row); another file is read alone",
     )

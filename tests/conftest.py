@@ -35,7 +35,7 @@ from tests.xdist_groups import GroupScheduling, run_order
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 # The tests run on the examples (the bundled sample's and the tests' topics, declared keys and
 # typed gold models, sample_data/): switched on before any dbt parse, Spark session or
-# registry read of the session (cdc_lakehouse.formats.registry.examples_enabled, dbt_project.yml).
+# registry read of the session (cdc_lakehouse.runtime.settings.examples_setting, dbt_project.yml).
 os.environ["CDC_EXAMPLES"] = "true"
 
 

@@ -9,12 +9,11 @@ import pytest
 from cdc_lakehouse.formats.registry import (
     EXAMPLE_REGISTRY,
     FORMATS,
-    examples_enabled,
     load_registry,
     registry_files,
 )
 from cdc_lakehouse.runtime.jars import JarsMissingError, class_path, jars_dir
-from cdc_lakehouse.runtime.settings import ConfigError, load_settings
+from cdc_lakehouse.runtime.settings import ConfigError, examples_setting, load_settings
 from cdc_lakehouse.runtime.spark_session import extra_jars, spark_conf
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -85,9 +84,9 @@ def test_the_users_registry_ships_empty_and_the_examples_are_switched_on(monkeyp
     assert load_registry(project_dir=PROJECT) == {}
     assert registry_files(project_dir=PROJECT) == (PROJECT / "seeds" / "cdc_topics.csv",)
     monkeypatch.setenv("CDC_EXAMPLES", "")
-    assert not examples_enabled()
+    assert not examples_setting()
     monkeypatch.setenv("CDC_EXAMPLES", "TRUE")
-    assert examples_enabled()
+    assert examples_setting()
     assert registry_files(project_dir=PROJECT)[1] == PROJECT / EXAMPLE_REGISTRY
     monkeypatch.setenv("CDC_EXAMPLES", "yes")
     with pytest.raises(ConfigError, match="CDC_EXAMPLES='yes' is not true or false"):

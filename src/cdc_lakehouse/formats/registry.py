@@ -1,12 +1,13 @@
 """The topic registry: which Kafka topics exist and their format.
 
 The user's registry is the project's ``seeds/cdc_topics.csv`` (shipped with its header only).
-When the environment variable ``CDC_EXAMPLES`` is true (:func:`examples_enabled`, the one place
-that reads it; ``make demo`` and ``make test`` set it), the project's example registry
-``sample_data/seeds/cdc_example_topics.csv`` (the bundled sample's and the tests' topics) is read
-after it: a topic in both keeps the user's row. Another registry file (``--registry PATH`` not
-named ``seeds/cdc_topics.csv``) is read alone. :func:`load_registry` does this; the ingest job,
-``python -m cdc_lakehouse.tools.kafka.produce`` and the benchmark use it.
+When the environment variable ``CDC_EXAMPLES`` is true
+(:func:`cdc_lakehouse.runtime.settings.examples_setting`; ``make demo`` and ``make test`` set
+it), the project's example registry ``sample_data/seeds/cdc_example_topics.csv`` (the bundled
+sample's and the tests' topics) is read after it: a topic in both keeps the user's row. Another
+registry file (``--registry PATH`` not named ``seeds/cdc_topics.csv``) is read alone.
+:func:`load_registry` does this; the ingest job, ``python -m cdc_lakehouse.tools.kafka.produce``
+and the benchmark use it.
 
 One row per topic. Columns (contract of ``docs/architecture.md``):
 
@@ -25,12 +26,11 @@ their union ``stg_bronze__topics`` (the same rule: the user's row wins).
 from __future__ import annotations
 
 import csv
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from cdc_lakehouse.formats import NAMES
-from cdc_lakehouse.runtime.settings import EXAMPLES_ENV, ConfigError, examples_setting
+from cdc_lakehouse.runtime.settings import ConfigError, examples_setting
 
 FORMATS = NAMES
 """Every registry format name, from the format manifest (:mod:`cdc_lakehouse.formats`)."""
@@ -38,18 +38,7 @@ REQUIRED_COLUMNS = ("topic", "format")
 DEFAULT_REGISTRY = Path("seeds") / "cdc_topics.csv"  # relative to the project directory
 EXAMPLE_REGISTRY = Path("sample_data") / "seeds" / "cdc_example_topics.csv"
 """The example topics (the bundled sample's and the tests'), relative to the project
-directory; read when :func:`examples_enabled`."""
-EXAMPLES_VARIABLE = EXAMPLES_ENV
-
-
-def examples_enabled(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether the examples are switched on: ``CDC_EXAMPLES`` of ``environ`` (default: the
-    process's environment; :func:`cdc_lakehouse.runtime.settings.examples_setting`).
-
-    Raises:
-        ConfigError: a value other than true / false.
-    """
-    return examples_setting(environ)
+directory; read when ``CDC_EXAMPLES`` is true."""
 
 
 def registry_files(
@@ -58,11 +47,12 @@ def registry_files(
     """The registry files :func:`load_registry` reads, in order: the user's (``path``, default
     ``<project_dir>/seeds/cdc_topics.csv``; ``project_dir`` defaults to the current directory,
     the project root), then, when it is a project's registry (a file ``seeds/cdc_topics.csv``)
-    and :func:`examples_enabled`, that project's example registry
+    and ``CDC_EXAMPLES`` is true (:func:`~cdc_lakehouse.runtime.settings.examples_setting`),
+    that project's example registry
     ``sample_data/seeds/cdc_example_topics.csv``. Any other file is read alone."""
     base = Path(project_dir) if project_dir is not None else Path()
     user = Path(path) if path is not None else base / DEFAULT_REGISTRY
-    if (user.parent.name, user.name) != DEFAULT_REGISTRY.parts or not examples_enabled():
+    if (user.parent.name, user.name) != DEFAULT_REGISTRY.parts or not examples_setting():
         return (user,)
     return (user, user.parent.parent / EXAMPLE_REGISTRY)
 

@@ -19,10 +19,9 @@ from typing import Any
 from cdc_lakehouse.formats.registry import (
     DEFAULT_REGISTRY,
     EXAMPLE_REGISTRY,
-    EXAMPLES_VARIABLE,
     load_registry,
 )
-from cdc_lakehouse.runtime.settings import ConfigError
+from cdc_lakehouse.runtime.settings import EXAMPLES_ENV, ConfigError
 from cdc_lakehouse.tools.kafka.client import (
     DEFAULT_TIMEOUT_S,
     BrokerUnreachableError,
@@ -163,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         default=DEFAULT_REGISTRY,
         metavar="CSV",
-        help=f"topic registry (default {DEFAULT_REGISTRY}); with {EXAMPLES_VARIABLE}=true a "
+        help=f"topic registry (default {DEFAULT_REGISTRY}); with {EXAMPLES_ENV}=true a "
         f"project's seeds/cdc_topics.csv gets the example topics of its {EXAMPLE_REGISTRY} too",
     )
     parser.add_argument(
