@@ -60,8 +60,9 @@ def _folders(manifest: Sequence[Format]) -> dict[str, list[Format]]:
 
 def macro_text(manifest: Sequence[Format]) -> str:
     """The whole of ``macros/cdc_format_plugins.sql``."""
+    folders = _folders(manifest)
     entries = []
-    for formats in _folders(manifest).values():
+    for formats in folders.values():
         first = formats[0]
         names = ", ".join(f"'{fmt.name}'" for fmt in formats)
         entry = f"{{'model': '{first.events_model}', 'formats': [{names}]"
@@ -72,7 +73,7 @@ def macro_text(manifest: Sequence[Format]) -> str:
         entries.append(f"        {entry}}},")
     body = "\n".join(entries)
     orderings = []
-    for folder, formats in _folders(manifest).items():
+    for folder, formats in folders.items():
         parts = ", ".join(
             f"['{part.name}', {part.width}, {'true' if part.text else 'false'}]"
             for part in formats[0].ordering

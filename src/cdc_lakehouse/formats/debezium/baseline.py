@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from cdc_lakehouse.formats.debezium import FORMATS
+from cdc_lakehouse.formats.debezium.encoder_debezium_json import plain_decimal
 from cdc_lakehouse.formats.plugin import Change, Value
 
 _ORDERING = FORMATS[0].ordering_tuple
@@ -39,13 +40,7 @@ DECIMAL = "org.apache.kafka.connect.data.Decimal"
 def decimal_text(encoded: str, scale: int) -> str:
     """Plain text (Java ``BigDecimal.toPlainString``) of a Kafka Connect Decimal sent as base64
     of its two's-complement big-endian unscaled integer."""
-    number = int.from_bytes(base64.b64decode(encoded), "big", signed=True)
-    sign = "-" if number < 0 else ""
-    digits = str(abs(number))
-    if scale <= 0:
-        return sign + digits + "0" * -scale
-    digits = digits.rjust(scale + 1, "0")
-    return f"{sign}{digits[:-scale]}.{digits[-scale:]}"
+    return plain_decimal(int.from_bytes(base64.b64decode(encoded), "big", signed=True), scale)
 
 
 def decimal_scales(schema: Any, image: str) -> dict[str, int]:

@@ -214,11 +214,11 @@ def decimal_bytes(number: int) -> bytes:
 
 def plain_decimal(number: int, scale: int) -> str:
     """Java ``BigDecimal.toPlainString()`` of ``number * 10**-scale``: exactly ``scale``
-    fraction digits (``-12.50``, ``0.00``)."""
+    fraction digits (``-12.50``, ``0.00``); a negative scale appends zeros."""
     sign = "-" if number < 0 else ""
     digits = str(abs(number))
-    if scale == 0:
-        return sign + digits
+    if scale <= 0:
+        return sign + digits + "0" * -scale
     digits = digits.rjust(scale + 1, "0")
     return f"{sign}{digits[:-scale]}.{digits[-scale:]}"
 
