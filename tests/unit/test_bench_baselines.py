@@ -1,12 +1,18 @@
 """The benchmark's baselines (issue 7) compute the simulator oracle's live rows on small
-workloads of every format: the Python floor and DuckDB for all nine formats, the PySpark script
-for two (Spark is slow to start); a producer-retry duplicate re-delivered at a later offset does
-not win; of two topics carrying one table with equal positions, the topic last by name wins (as
-in the pipeline); ``check.differences`` reports lost deletes and stale values."""
+workloads of every format: the Python floor and DuckDB for every format, the PySpark script
+for three (Spark is slow to start); a producer-retry duplicate re-delivered at a later offset
+does not win; of two topics carrying one table with equal positions, the topic last by name
+wins (as in the pipeline); ``check.differences`` reports lost deletes and stale values. Each
+format's baselines are found in its plug-in (``baseline.py``); a plug-in without them is named
+with the file to add, and no shared bench module names a format."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import sys
+import types
+from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 
@@ -14,6 +20,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from cdc_lakehouse import formats as manifest
+from cdc_lakehouse.formats.plugin import Change, Format
 from cdc_lakehouse.tools.bench.baselines import (
     BaselineResult,
     check,
@@ -21,7 +29,14 @@ from cdc_lakehouse.tools.bench.baselines import (
     python_floor,
     row_key,
 )
-from cdc_lakehouse.tools.bench.baselines.formats import BENCH_KEYS, DECODERS, Value
+from cdc_lakehouse.tools.bench.baselines.formats import (
+    BENCH_KEYS,
+    MissingBaselineError,
+    Value,
+    baseline,
+    plugin_baseline,
+)
+from cdc_lakehouse.tools.bench.baselines.plugin_api import Baseline, DuckDbEvents
 from cdc_lakehouse.tools.bench.workload import Workload, build
 from cdc_lakehouse.tools.simulate.encoders import ENCODERS
 from ingest.dump import DumpRecord
@@ -112,7 +127,7 @@ def _stale_redelivery(load: Workload) -> tuple[list[DumpRecord], DumpRecord]:
     records = records_of(load)
     expected = check.oracle_rows(load)
     columns = check.compared_columns(load.history)
-    decode = DECODERS[load.format]
+    decode = baseline(load.format).changes
     seen: dict[tuple[str, tuple[object, ...]], int] = {}
     candidates: list[tuple[DumpRecord, tuple[str, tuple[object, ...]], dict]] = []
     # keyless records (Qlik MD messages, DTS BEGIN / COMMIT) go along: a Qlik DT message
@@ -228,9 +243,110 @@ def test_unknown_format_is_refused() -> None:
         python_floor.run([], "debezium_avro")
 
 
+@pytest.mark.parametrize("format_", manifest.NAMES)
+def test_every_format_has_its_baselines_in_its_plugin(format_: str) -> None:
+    """Found by discovery: ``BASELINES`` of ``cdc_lakehouse.formats.<folder>.baseline``."""
+    found = baseline(format_)
+    module = sys.modules[f"{manifest.get(format_).package}.baseline"]
+    assert module.BASELINES[format_] is found
+    assert found.duckdb is not None or found.python_decode
+    assert found.spark_sql or found.python_decode
+
+
+def _fake_format(monkeypatch: pytest.MonkeyPatch, baselines: dict | None) -> Format:
+    """A format of plug-in ``cdc_lakehouse.formats.fake_plugin``, whose ``baseline`` module
+    holds ``baselines`` (None: no ``baseline`` module)."""
+    package = types.ModuleType("cdc_lakehouse.formats.fake_plugin")
+    package.__path__ = []
+    monkeypatch.setitem(sys.modules, package.__name__, package)
+    if baselines is not None:
+        module = types.ModuleType(f"{package.__name__}.baseline")
+        module.BASELINES = baselines  # type: ignore[attr-defined]
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+    return Format("fake_json", "fake_plugin", None, "m", "fake", None, "e", "json")
+
+
+def test_a_plugin_without_baselines_is_named_with_the_file_to_add(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fmt = _fake_format(monkeypatch, None)
+    with pytest.raises(
+        MissingBaselineError,
+        match=r"'fake_json'.*add src/cdc_lakehouse/formats/fake_plugin/baseline\.py with BASELINES",
+    ):
+        plugin_baseline(fmt)
+    fmt = _fake_format(monkeypatch, {"other_json": None})
+    with pytest.raises(
+        MissingBaselineError,
+        match=r"'fake_json'.*BASELINES of src/cdc_lakehouse/formats/fake_plugin/baseline\.py "
+        "must map it",
+    ):
+        plugin_baseline(fmt)
+    found = Baseline(
+        changes=lambda values: iter(()),
+        duckdb=DuckDbEvents("select 1"),
+        spark_schema="string",
+        spark_events="select 1",
+    )
+    assert plugin_baseline(_fake_format(monkeypatch, {"fake_json": found})) is found
+
+
+def test_a_baseline_says_why_a_part_is_decoded_in_python() -> None:
+    def changes(values: Iterable[Value]) -> Iterator[Change]:
+        return iter(())
+
+    with pytest.raises(ValueError, match="python_decode"):
+        Baseline(changes=changes)
+    with pytest.raises(ValueError, match="together"):
+        Baseline(changes=changes, spark_schema="string", python_decode="why")
+    with pytest.raises(ValueError, match="spark_changes"):
+        Baseline(
+            changes=changes,
+            spark_schema="string",
+            spark_events="select 1",
+            spark_changes=lambda raw: changes,
+            python_decode="why",
+        )
+    assert Baseline(changes=changes, python_decode="Avro").spark_decoder(None) is changes  # type: ignore[arg-type]
+
+
+SHARED = Path(duckdb_baseline.__file__).resolve().parents[1]
+"""``src/cdc_lakehouse/tools/bench``: the benchmark's shared modules."""
+
+
+@pytest.mark.parametrize("path", sorted(SHARED.glob("baselines/*.py")), ids=lambda path: path.name)
+def test_no_shared_baseline_module_names_a_format(path: Path) -> None:
+    """A format's baselines live in its plug-in: no string of a shared baseline module's code
+    (docstrings aside) names a registry format or a plug-in folder."""
+    names = set(manifest.NAMES) | set(manifest.staging_folders())
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    named = sorted(
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and any(name in node.value for name in names)
+    )
+    assert named == []
+
+
 @pytest.mark.parametrize(
     ("format_", "parse_once"),
-    [("dts_canal_json", True), ("dts_canal_json", False), ("qlik_avro", True)],
+    [
+        ("dts_canal_json", True),
+        ("dts_canal_json", False),
+        ("qlik_avro", True),
+        ("debezium_json", True),
+    ],
 )
 def test_pyspark_script_equals_oracle(spark, format_: str, parse_once: bool) -> None:
     from cdc_lakehouse.tools.bench.baselines import pyspark_script

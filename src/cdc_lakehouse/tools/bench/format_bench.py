@@ -40,7 +40,6 @@ from cdc_lakehouse.tools.bench.baselines import (
     pyspark_script,
     python_floor,
 )
-from cdc_lakehouse.tools.bench.baselines.formats import AVRO_FORMATS
 from cdc_lakehouse.tools.bench.measure import Measurement, combined, measured
 from cdc_lakehouse.tools.bench.pipeline import (
     BRONZE_TABLE,
@@ -168,7 +167,7 @@ def run(spec: dict[str, Any], work_dir: Path, project_dir: Path) -> dict[str, An
             spark, BRONZE_TABLE, topics, format_, "bench.pyspark_baseline_latest"
         )
     baselines["pyspark"] = _baseline(result, memory, gold, columns)
-    if format_ not in AVRO_FORMATS:  # the script as first written: from_json per filter
+    if pyspark_script.decodes_in_sql(format_):  # the script as first written: from_json per filter
         with measured() as memory:
             result = pyspark_script.run(
                 spark,

@@ -8,8 +8,11 @@ pipeline's time as ratios against them.
   the latest change per key with a window (Avro decoded by fastavro in Python).
 - :mod:`.pyspark_script`: the single PySpark script a data engineer would write (``from_json``,
   ``row_number()`` over a window, ``saveAsTable``).
-- :mod:`.formats`: where each format keeps the table, op, images and ordering key, and the
-  Python decoders the floor and the two Avro paths share.
+- :mod:`.plugin_api`: what a format plug-in gives them, in its ``baseline.py``
+  (``src/cdc_lakehouse/formats/<folder>/``): the Python decoder (where the format keeps the
+  table, op, images and ordering key), the DuckDB SQL and the Spark SQL, per format.
+- :mod:`.formats`: each format's baselines found in its plug-in (:func:`.formats.baseline`),
+  and what the baselines share about formats (ordering columns, decoded changes as Arrow).
 - :mod:`.check`: the expected rows from the simulator's oracle and the comparison.
 
 Every baseline returns a :class:`BaselineResult` whose ``rows`` is a :data:`LatestRows`.

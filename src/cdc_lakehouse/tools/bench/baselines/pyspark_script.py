@@ -14,14 +14,15 @@ Decoding:
   bench reports both,
   ``posexplode`` for Canal's multi-row ``data``, a join of DT messages to MD messages for Qlik
   JSON; no Python UDF.
-- DTS Avro and Qlik Avro: ``mapInArrow`` with fastavro (the decoders of :mod:`.formats`).
-  For DTS Avro, Spark's ``from_avro`` plus the SQL that gives the same value texts was
-  measured slower (docs/formats.md 4a, "Why fastavro and not from_avro").
-  Qlik Avro's MD messages (the data schemas) are collected on the driver first: a DT message
-  is readable only with the data schema its MD message carries.
+- A format without Spark SQL (the Avro formats; its plug-in's
+  :attr:`~.plugin_api.Baseline.python_decode` says why): ``mapInArrow`` with the plug-in's
+  Python decoder (fastavro), given by :meth:`.plugin_api.Baseline.spark_decoder`, which may
+  first read on the driver what every record needs (Qlik Avro's MD messages: a DT message is
+  readable only with the data schema its MD message carries).
 
-Where each format keeps table, op, image and ordering key: :mod:`.formats` (the ordering keys
-of ``models/staging/<folder>/stg_<format>__events.sql``).
+Each format's schema and SQL are in its plug-in (:attr:`.plugin_api.Baseline.spark_schema`,
+:attr:`~.plugin_api.Baseline.spark_events`, ``src/cdc_lakehouse/formats/<folder>/baseline.py``),
+following the format's ordering rule (:func:`.formats.order_columns`).
 
 Timed: from reading the bronze table to the write of ``output_table`` done. Not timed:
 reading the table back and collecting it, counting the events (a second decode).
@@ -49,20 +50,15 @@ import pyarrow as pa
 from cdc_lakehouse.runtime.spark_session import get_spark
 from cdc_lakehouse.tools.bench.baselines import BaselineResult, LatestRows
 from cdc_lakehouse.tools.bench.baselines.formats import (
-    AVRO_FORMATS,
     BENCH_KEYS,
-    DECODERS,
     FORMATS,
-    ORDER_TYPES,
-    TUPLE_META,
-    QlikCatalog,
+    baseline,
     changes_table,
-    check_format,
     order_columns,
-    qlik_avro_changes,
-    qlik_avro_envelope,
-    qlik_avro_metadata,
+    order_types,
 )
+from cdc_lakehouse.tools.bench.baselines.plugin_api import PARSED, SPARK_ROW, Decoder
+from cdc_lakehouse.tools.bench.baselines.plugin_api import spark_literal as _literal
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -71,188 +67,6 @@ RAW_VIEW = "pyspark_baseline_raw"
 """Temporary view of the bronze rows of the topics (``topic``, ``partition``, ``offset``,
 ``value``)."""
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
-_ROW = "map<string,string>"
-_DML = "('INSERT', 'UPDATE_AFTER', 'DELETE', 'UPDATE_BEFOR', 'UPDATE_BEFORE')"
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-PARSED = "<parsed messages>"
-"""The token in each JSON format's SQL (:data:`_EVENTS`) that :func:`events_sql` replaces with
-the rows of :data:`RAW_VIEW` with ``m``, the value parsed by ``from_json`` with the format's
-schema (:data:`_SCHEMAS`)."""
-
-# Per JSON format: the from_json schema of just the fields needed (row images as
-# map<string,string>, so JSON numbers become their text)
-_SCHEMAS: dict[str, str] = {
-    "dataworks_json": f"""struct<`schema`:struct<source:struct<tableName:string>>,
-        payload:struct<op:string,sequenceId:string,
-            before:struct<dataColumn:{_ROW}>,after:struct<dataColumn:{_ROW}>>>""",
-    "datahub_tuple": _ROW,
-    "lindorm_debezium": f"""struct<payload:struct<op:string,ts_ms:bigint,before:{_ROW},
-        after:{_ROW},source:struct<`table`:string,ts_ms:bigint>>>""",
-    "dts_shareplex_json": f"""struct<meta:struct<op:string,scn:string,seq:bigint,`table`:string>,
-        data:{_ROW},`key`:{_ROW}>""",
-    "dts_canal_json": f"""struct<data:array<{_ROW}>,`table`:string,type:string,es:bigint,
-        isDdl:boolean>""",
-    "qlik_json": f"""struct<type:string,messageSchemaId:string,
-        message:struct<schemaId:string,lineage:struct<`table`:string>,data:{_ROW},
-            headers:struct<operation:string,changeSequence:string>>>""",
-}
-_DEBEZIUM_PAYLOAD = f"""op:string,before:{_ROW},after:{_ROW},
-    source:struct<`table`:string,connector:string,lsn:bigint,file:string,pos:bigint,`row`:bigint>"""
-# plain Debezium JSON: the payload under "payload" (schemas enabled) or the value itself
-_SCHEMAS["debezium_json"] = f"struct<payload:struct<{_DEBEZIUM_PAYLOAD}>,{_DEBEZIUM_PAYLOAD}>"
-_SCHEMAS["datahub_blob"] = _SCHEMAS["dataworks_json"]
-
-# Per JSON format: SQL over the parsed messages (PARSED) giving ``tbl``, the ordering key's
-# parts named as the format's plug-in names them (formats.order_columns: its ordering rule,
-# then `partition`, `offset`, the topic: changes of two topics never tie), ``is_delete`` and
-# ``row`` (map<string,string>).
-_EVENTS: dict[str, str] = {}
-
-_EVENTS["dataworks_json"] = f"""
-    with messages as (
-        select
-            topic, `partition`, `offset`, m
-        from {PARSED}
-    )
-    select
-        lower(m.`schema`.source.tableName) as tbl,
-        cast(m.payload.sequenceId as decimal(38, 0)) as sequence_id,
-        case when m.payload.op in ('UPDATE_BEFOR', 'UPDATE_BEFORE') then 0 else 1 end as image_rank,
-        `partition`,
-        `offset`,
-        topic,
-        m.payload.op = 'DELETE' as is_delete,
-        case
-            when m.payload.op in ('INSERT', 'UPDATE_AFTER') then m.payload.after.dataColumn
-            else m.payload.before.dataColumn
-        end as row
-    from messages
-    where m.payload.op in {_DML}
-    """
-_EVENTS["datahub_blob"] = _EVENTS["dataworks_json"]
-
-_META = "(" + ", ".join(_literal(name) for name in TUPLE_META) + ")"
-_EVENTS["datahub_tuple"] = f"""
-    with records as (
-        select topic, `partition`, `offset`, m
-        from {PARSED}
-    )
-    select
-        lower(coalesce(m['_source_table_'], substring_index(topic, '.', -1))) as tbl,
-        cast(m['_sequence_id_'] as decimal(38, 0)) as sequence_id,
-        case when m['_before_image_'] = 'Y' then 0 else 1 end as image_rank,
-        `partition`,
-        `offset`,
-        topic,
-        m['_operation_type_'] = 'D' as is_delete,
-        map_filter(m, (k, v) -> k not in {_META}) as row
-    from records
-    where m['_operation_type_'] in ('I', 'U', 'D')
-    """
-
-_EVENTS["lindorm_debezium"] = f"""
-    with messages as (
-        select
-            topic, `partition`, `offset`, m.payload as p
-        from {PARSED}
-    )
-    select
-        lower(p.source.`table`) as tbl,
-        p.source.ts_ms as source_ts_ms,
-        coalesce(p.ts_ms, 0) as payload_ts_ms,
-        `partition`,
-        `offset`,
-        topic,
-        p.op = 'd' as is_delete,
-        case when p.op = 'd' then p.before else p.after end as row
-    from messages
-    where p.op in ('c', 'u', 'r', 'd')
-    """
-
-_EVENTS["dts_shareplex_json"] = f"""
-    with messages as (
-        select
-            topic, `partition`, `offset`, m
-        from {PARSED}
-    )
-    select
-        lower(substring_index(m.meta.`table`, '.', -1)) as tbl,
-        cast(m.meta.scn as decimal(38, 0)) as scn,
-        coalesce(m.meta.seq, 0) as seq,
-        1 as image_rank,
-        `partition`,
-        `offset`,
-        topic,
-        m.meta.op in ('del', 'DELETE') as is_delete,
-        case
-            when m.meta.op in ('upd', 'UPDATE', 'UPDATE AFTER') then map_concat(
-                map_filter(
-                    coalesce(m.`key`, cast(map() as {_ROW})),
-                    (k, v) -> not map_contains_key(m.data, k)
-                ),
-                m.data
-            )
-            else m.data
-        end as row
-    from messages
-    where m.meta.op in ('ins', 'upd', 'del', 'INSERT', 'UPDATE', 'UPDATE AFTER', 'DELETE')
-    """
-
-_EVENTS["dts_canal_json"] = f"""
-    with messages as (
-        select
-            topic, `partition`, `offset`, m
-        from {PARSED}
-    )
-    select
-        lower(m.`table`) as tbl,
-        m.es as es_ms,
-        case when m.type = 'INIT' then 0 else 1 end as snapshot_rank,
-        `partition`,
-        `offset`,
-        row_index,
-        topic,
-        m.type = 'DELETE' as is_delete,
-        row
-    from messages
-    lateral view posexplode(m.data) exploded as row_index, row
-    where m.type in ('INSERT', 'UPDATE', 'DELETE', 'INIT') and not coalesce(m.isDdl, false)
-    """
-
-_EVENTS["qlik_json"] = f"""
-    with envelopes as (
-        select
-            topic, `partition`, `offset`, m
-        from {PARSED}
-    ),
-    tables as (
-        select m.message.schemaId as schema_id, lower(m.message.lineage.`table`) as tbl
-        from envelopes
-        where m.type = 'MD'
-    )
-    select /*+ broadcast(tables) */
-        tables.tbl,
-        case when m.message.headers.operation = 'REFRESH' then 1 else 2 end as load_rank,
-        case
-            when m.message.headers.operation = 'REFRESH' then ''
-            else m.message.headers.changeSequence
-        end as change_sequence,
-        `partition`,
-        `offset`,
-        topic,
-        m.message.headers.operation = 'DELETE' as is_delete,
-        m.message.data as row
-    from envelopes
-    inner join tables on envelopes.m.messageSchemaId = tables.schema_id
-    where m.type = 'DT'
-        and m.message.headers.operation in ('INSERT', 'UPDATE', 'DELETE', 'REFRESH')
-    """
-
 _SPARK_TYPES = {pa.int64(): "bigint", pa.string(): "string"}
 
 
@@ -272,16 +86,26 @@ def parsed_messages(schema: str, *, parse_once: bool = True) -> str:
     return f"(select topic, `partition`, `offset`, {parse} as m from {RAW_VIEW})"
 
 
+def decodes_in_sql(format_: str) -> bool:
+    """True when the script decodes ``format_`` in Spark SQL (its plug-in gives Spark SQL),
+    false when in ``mapInArrow`` with the plug-in's Python decoder."""
+    return baseline(format_).spark_sql
+
+
 def events_sql(format_: str, *, parse_once: bool = True) -> tuple[str, Sequence[str]]:
-    """A JSON format's SQL over :data:`RAW_VIEW` (``tbl``, the ordering key's columns,
-    ``is_delete``, ``row``) and those columns (:func:`.formats.order_columns`).
+    """A format's Spark SQL over :data:`RAW_VIEW` (``tbl``, the ordering key's columns,
+    ``is_delete``, ``row``; its plug-in's :attr:`~.plugin_api.Baseline.spark_events` with
+    :data:`PARSED` replaced) and those columns (:func:`.formats.order_columns`).
 
     Raises:
-        KeyError: ``format_`` is not a JSON format (the Avro formats decode in Python).
+        KeyError: ``format_`` has no Spark SQL (:func:`decodes_in_sql`; the Avro formats decode
+            in Python).
     """
-    sql = _EVENTS[format_]
-    parsed = parsed_messages(_SCHEMAS[format_], parse_once=parse_once)
-    return sql.replace(PARSED, parsed), order_columns(format_)
+    spec = baseline(format_)
+    if spec.spark_events is None or spec.spark_schema is None:
+        raise KeyError(f"format {format_!r} has no Spark SQL: {spec.python_decode}")
+    parsed = parsed_messages(spec.spark_schema, parse_once=parse_once)
+    return spec.spark_events.replace(PARSED, parsed), order_columns(format_)
 
 
 def parse_count(frame: DataFrame) -> int:
@@ -290,17 +114,17 @@ def parse_count(frame: DataFrame) -> int:
     return frame._jdf.queryExecution().optimizedPlan().toString().count("from_json(")
 
 
-def _avro_schema_ddl(format_: str) -> str:
-    """Spark DDL of :func:`.formats.changes_schema` for an Avro format."""
+def _changes_schema_ddl(format_: str) -> str:
+    """Spark DDL of :func:`.formats.changes_schema` for a format decoded in Python."""
     parts = [
         f"`{name}` {_SPARK_TYPES[kind]}"
-        for name, kind in zip(order_columns(format_), ORDER_TYPES[format_], strict=True)
+        for name, kind in zip(order_columns(format_), order_types(format_), strict=True)
     ]
-    return ", ".join(["tbl string", *parts, "is_delete boolean", f"row {_ROW}"])
+    return ", ".join(["tbl string", *parts, "is_delete boolean", f"row {SPARK_ROW}"])
 
 
-def _avro_decoder(format_: str, catalog: QlikCatalog | None) -> Any:
-    """The ``mapInArrow`` function: bronze batches -> decoded change batches."""
+def _python_decoder(format_: str, decoder: Decoder) -> Any:
+    """The ``mapInArrow`` function: bronze batches -> the change batches of ``decoder``."""
 
     def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -311,23 +135,9 @@ def _avro_decoder(format_: str, catalog: QlikCatalog | None) -> Any:
                 batch.column("value").to_pylist(),
                 strict=True,
             )
-            if format_ == "qlik_avro":
-                changes = qlik_avro_changes(values, catalog)
-            else:
-                changes = DECODERS[format_](values)
-            yield from changes_table(changes, format_).to_batches()
+            yield from changes_table(decoder(values), format_).to_batches()
 
     return decode
-
-
-def _qlik_avro_catalog(raw: DataFrame) -> QlikCatalog:
-    """The MD messages of the topics, read on the driver: an Avro envelope whose ``type`` is
-    ``MD`` (bytes 6-8: string length 2 as a zigzag varint, ``MD``)."""
-    catalog: QlikCatalog = {}
-    for record in raw.where("substring(value, 6, 3) = X'044D44'").select("value").collect():
-        schema_id, table, data_schema = qlik_avro_metadata(qlik_avro_envelope(record["value"]))
-        catalog[schema_id] = (table, data_schema)
-    return catalog
 
 
 def key_expression(keys: Mapping[str, Sequence[str]]) -> str:
@@ -345,11 +155,11 @@ def events_frame(
 ) -> tuple[DataFrame, Sequence[str]]:
     """The decoded changes of :data:`RAW_VIEW` (``tbl``, the ordering key's columns,
     ``is_delete``, ``row``) and those columns (``parse_once``: see :func:`parsed_messages`)."""
-    if format_ in AVRO_FORMATS:
+    spec = baseline(format_)
+    if not spec.spark_sql:  # decoded in Python (spec.python_decode says why)
         raw = spark.table(RAW_VIEW)
-        catalog = _qlik_avro_catalog(raw) if format_ == "qlik_avro" else None
-        frame = raw.mapInArrow(_avro_decoder(format_, catalog), _avro_schema_ddl(format_))
-        return frame, order_columns(format_)
+        decoder = _python_decoder(format_, spec.spark_decoder(raw))
+        return raw.mapInArrow(decoder, _changes_schema_ddl(format_)), order_columns(format_)
     sql, columns = events_sql(format_, parse_once=parse_once)
     return spark.sql(sql), columns
 
@@ -384,8 +194,10 @@ def run(
 
     Raises:
         ValueError: unknown format, no topics, a bad table name or a missing source table.
+        MissingBaselineError: the format's plug-in has no baselines for it
+            (:func:`.formats.baseline`).
     """
-    check_format(format_)
+    in_sql = decodes_in_sql(format_)
     if not topics:
         raise ValueError("pyspark baseline: give at least one topic")
     for name in (source_table, output_table):
@@ -430,8 +242,8 @@ def run(
         seconds=seconds,
         events=count,
         engine=f"pyspark {spark.version} ({context.master})"
-        + (", fastavro in mapInArrow" if format_ in AVRO_FORMATS else "")
-        + ("" if parse_once or format_ in AVRO_FORMATS else ", from_json inlined per filter"),
+        + ("" if in_sql else ", fastavro in mapInArrow")
+        + ("" if parse_once or not in_sql else ", from_json inlined per filter"),
         cores=context.defaultParallelism,
     )
 

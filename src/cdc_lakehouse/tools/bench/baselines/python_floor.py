@@ -2,8 +2,9 @@
 ``fastavro.schemaless_reader`` (DTS Avro, Qlik Avro) per value, and a dict upsert per change.
 
 Nothing cheaper computes the same result in Python, so the pipeline's time over this one says
-what the engine (Spark, dbt, the lake) costs above plain decoding. Per format, where the table,
-op, row image and ordering key are: :mod:`.formats`.
+what the engine (Spark, dbt, the lake) costs above plain decoding. Each format's decoder is its
+plug-in's (:attr:`.plugin_api.Baseline.changes`, ``src/cdc_lakehouse/formats/<folder>/baseline.py``,
+which says where the format keeps the table, op, row image and ordering key).
 
 Algorithm: ``latest[(table, key values)] = (ordering key, is delete, row)``, replaced only by a
 change with a greater ordering key, so a producer-retry duplicate re-delivered later (same
@@ -23,13 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from cdc_lakehouse.tools.bench.baselines import BaselineResult, LatestRows, row_key
-from cdc_lakehouse.tools.bench.baselines.formats import (
-    BENCH_KEYS,
-    DECODERS,
-    Value,
-    check_format,
-    text,
-)
+from cdc_lakehouse.tools.bench.baselines.formats import BENCH_KEYS, Value, baseline, text
 
 COLUMNS = ("topic", "partition", "offset", "value")
 """The bronze columns :func:`load_values` reads, in the order of a value tuple."""
@@ -68,10 +63,11 @@ def run(
         (row changes decoded, duplicates included), engine and 1 core.
 
     Raises:
-        ValueError: unknown format; KeyError: a table not in ``keys``.
+        ValueError: unknown format; KeyError: a table not in ``keys``;
+        MissingBaselineError: the format's plug-in has no baselines for it
+            (:func:`.formats.baseline`).
     """
-    check_format(format_)
-    decode = DECODERS[format_]
+    decode = baseline(format_).changes
     start = time.perf_counter()
     latest: dict[tuple[str, tuple[object, ...]], tuple[tuple[object, ...], bool, dict]] = {}
     events = 0
