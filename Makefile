@@ -56,7 +56,8 @@ install: $(STAMP)
 # $(VENV)/share/cdc-lakehouse/jars (python -m cdc_lakehouse.runtime.jars; Maven's error line, exit 2,
 # when one does not resolve or build).
 $(STAMP): pyproject.toml requirements.lock jvm/spark/pom.xml jvm/kafka/pom.xml jvm/autocdc/pom.xml \
-	jvm/exact-json/pom.xml $(wildcard jvm/exact-json/src/main/java/cdc/lakehouse/json/*.java)
+	jvm/exact-json/pom.xml $(wildcard jvm/exact-json/src/main/java/cdc/lakehouse/json/*.java) \
+	$(wildcard src/cdc_lakehouse/formats/*/*.java)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[dev]' \
 		2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; }

@@ -178,12 +178,18 @@ def test_a_staging_folder_holds_its_formats_models_and_one_yaml(folder):
 
 
 def test_the_dbt_side_is_generated_fresh_from_the_plug_ins(tmp_path):
-    """macros/cdc_format_plugins.sql, dbt_project.yml's +enabled lines and the registry seed's
-    accepted formats are what `python -m cdc_lakehouse.formats generate` writes."""
+    """macros/cdc_format_plugins.sql, dbt_project.yml's +enabled lines, the registry seed's
+    accepted formats and seeds/cdc_type_mappings.csv are what `python -m cdc_lakehouse.formats
+    generate` writes."""
     stale = dbt_side.stale(PROJECT, formats.MANIFEST)
     assert not stale, f"stale: {stale}; run `{dbt_side.COMMAND}`"
     # and the check names a file that a hand edit made stale, with the command
-    for path in (dbt_side.PROJECT_FILE, dbt_side.REGISTRY_MODELS_FILE, dbt_side.MACRO_FILE):
+    plugin_mappings = sorted(
+        path.relative_to(PROJECT)
+        for path in (PROJECT / dbt_side.PLUGINS_DIR).glob(f"*/{dbt_side.PLUGIN_TYPE_MAPPINGS}")
+    )
+    copied = (dbt_side.PROJECT_FILE, dbt_side.REGISTRY_MODELS_FILE, dbt_side.MACRO_FILE)
+    for path in (*copied, dbt_side.TYPE_MAPPINGS_FILE, *plugin_mappings):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text((PROJECT / path).read_text("utf-8"), "utf-8")
     edited = (tmp_path / dbt_side.PROJECT_FILE).read_text("utf-8")
@@ -191,6 +197,28 @@ def test_the_dbt_side_is_generated_fresh_from_the_plug_ins(tmp_path):
     assert dbt_side.stale(tmp_path, formats.MANIFEST) == [dbt_side.PROJECT_FILE]
     assert dbt_side.generate(tmp_path, formats.MANIFEST) == [dbt_side.PROJECT_FILE]
     assert dbt_side.stale(tmp_path, formats.MANIFEST) == []
+    # a plug-in's new type-mapping row reaches the seed, which the check then calls stale
+    debezium = tmp_path / dbt_side.PLUGINS_DIR / "debezium" / dbt_side.PLUGIN_TYPE_MAPPINGS
+    with debezium.open("a", encoding="utf-8") as handle:
+        handle.write('debezium,io.example.Money,"decimal(38,4)",,,,a test row\n')
+    assert dbt_side.stale(tmp_path, formats.MANIFEST) == [dbt_side.TYPE_MAPPINGS_FILE]
+    dbt_side.generate(tmp_path, formats.MANIFEST)
+    seed = (tmp_path / dbt_side.TYPE_MAPPINGS_FILE).read_text("utf-8")
+    assert 'debezium,io.example.Money,"decimal(38,4)",,,,a test row' in seed.splitlines()
+
+
+def test_the_type_mapping_seed_refuses_a_family_in_two_plug_ins_and_a_missing_file(tmp_path):
+    for folder in ("debezium", "lindorm"):
+        path = tmp_path / dbt_side.PLUGINS_DIR / folder / dbt_side.PLUGIN_TYPE_MAPPINGS
+        path.parent.mkdir(parents=True)
+        path.write_text(f"{dbt_side.TYPE_MAPPINGS_HEADER}\ndebezium,int32,int,,,,\n", "utf-8")
+    with pytest.raises(dbt_side.GeneratedFileError, match="missing; the plug-in's formats"):
+        dbt_side.type_mappings_text(tmp_path, formats.MANIFEST)
+    lindorm_and_debezium = [
+        f for f in formats.MANIFEST if f.staging_folder in {"debezium", "lindorm"}
+    ]
+    with pytest.raises(dbt_side.GeneratedFileError, match="'debezium' has rows in plug-in"):
+        dbt_side.type_mappings_text(tmp_path, lindorm_and_debezium)
 
 
 def test_dbt_project_enables_each_staging_folder_by_its_manifest_formats():

@@ -24,7 +24,7 @@
     - Images: before / after as column -> value text. With schemas, a field of logical type
       org.apache.kafka.connect.data.Decimal (base64 of the two's-complement big-endian unscaled
       integer, parameters.scale) is decoded to its plain text with exactly scale fraction
-      digits (Java, cdc.lakehouse.json.ConnectDecimal, any length); text that is not base64
+      digits (Java, cdc_lakehouse.formats.debezium.ConnectDecimal, any length); text that is not base64
       quarantines the record (invalid_field_value). Schemaless messages carry decimals as
       strings (decimal.handling.mode=string), kept as sent; dates and times are kept as sent.
     - column_types: the schema's after (else before) struct fields, Kafka Connect type plus the
@@ -41,7 +41,8 @@
     - Times: source.ts_ms (when the change was made in the database) -> event_time;
       payload.ts_ms (when the connector processed it) -> capture_time.
 
-    Pieces kept in macros/cdc_debezium.sql: the log position check, the Decimal decoding.
+    Pieces kept in its plug-in (src/cdc_lakehouse/formats/debezium/macros.sql): the log
+    position check, the Decimal decoding.
 
     A table, not a view: four silver models and its tests read it; as a view each of them would
     decode again.
@@ -316,7 +317,7 @@ typed as (
     from classified
 ),
 
-{# the images, Connect Decimal values decoded (Java: cdc.lakehouse.json.ConnectDecimal) #}
+{# the images, Connect Decimal values decoded (Java: cdc_lakehouse.formats.debezium.ConnectDecimal) #}
 images as (
     select
         *,

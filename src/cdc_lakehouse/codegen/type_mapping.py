@@ -1,4 +1,5 @@
-"""Source type -> Spark type and value expression, from the seed ``seeds/cdc_type_mappings.csv``.
+"""Source type -> Spark type and value expression, from the seed ``seeds/cdc_type_mappings.csv``
+(generated from each format plug-in's ``type_mappings.csv``: :mod:`cdc_lakehouse.formats.dbt_side`).
 
 Pure Python (no Spark): the typed gold generator (:mod:`cdc_lakehouse.codegen.gold_tables`)
 calls :func:`resolve` once per column.

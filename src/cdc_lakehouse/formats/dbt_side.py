@@ -1,7 +1,8 @@
 """Write what the dbt side needs of the format manifest, which it cannot import.
 
-dbt reads Jinja and YAML, not Python, so three pieces of the project repeat the manifest
-(:data:`cdc_lakehouse.formats.MANIFEST`). They are written from it, never by hand:
+dbt reads Jinja, YAML and CSV, not Python, so four pieces of the project repeat the manifest
+(:data:`cdc_lakehouse.formats.MANIFEST`) and its plug-ins. They are written from them, never by
+hand:
 
 - ``macros/cdc_format_plugins.sql``: the macro ``cdc_all_staging_event_models()``, one entry
   per staging folder: its events model, its formats, its ``paired_in`` model and
@@ -13,16 +14,23 @@ dbt reads Jinja and YAML, not Python, so three pieces of the project repeat the 
   unset or lists one of its formats), between the lines :data:`BEGIN` and :data:`END`.
 - ``models/staging/bronze/_bronze__models.yml``: the accepted ``format`` values of the topic
   registry model ``stg_bronze__topics`` (the user's and the example seeds), likewise.
+- ``seeds/cdc_type_mappings.csv``: the header, then each plug-in's own source type -> Spark type
+  rows (``src/cdc_lakehouse/formats/<folder>/type_mappings.csv``, the type families its formats'
+  declared column types belong to, e.g. Canal's ``mysql``, ``postgresql``, ``oracle``,
+  ``sqlserver``), plug-ins in manifest order, each file's rows in its order.
 
 ``python -m cdc_lakehouse.formats generate`` rewrites them; ``python -m cdc_lakehouse.formats
 check`` (``make check-generated``, run by ``make test``) exits 1 naming each stale file.
 
 Errors: :class:`GeneratedFileError` when a file lacks its :data:`BEGIN` / :data:`END` lines,
-or formats sharing a staging folder disagree on ``paired_in`` / ``resolves_later``.
+formats sharing a staging folder disagree on ``paired_in`` / ``resolves_later``, a plug-in
+whose formats declare a ``type_family`` has no ``type_mappings.csv`` or one whose header is not
+the seed's, or two plug-ins give rows of the same type family.
 """
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,6 +42,14 @@ COMMAND = "python -m cdc_lakehouse.formats generate"
 MACRO_FILE = Path("macros/cdc_format_plugins.sql")
 PROJECT_FILE = Path("dbt_project.yml")
 REGISTRY_MODELS_FILE = Path("models/staging/bronze/_bronze__models.yml")
+TYPE_MAPPINGS_FILE = Path("seeds/cdc_type_mappings.csv")
+PLUGINS_DIR = Path("src/cdc_lakehouse/formats")
+"""The plug-in packages' folder, relative to the project directory."""
+PLUGIN_TYPE_MAPPINGS = "type_mappings.csv"
+"""A plug-in's type-mapping rows: ``<PLUGINS_DIR>/<folder>/type_mappings.csv``."""
+TYPE_MAPPINGS_HEADER = (
+    "type_family,source_type,spark_type,value_expression,default_precision,default_scale,value_text"
+)
 
 
 class GeneratedFileError(ValueError):
@@ -144,6 +160,41 @@ def replace_block(text: str, lines: Sequence[str], path: Path) -> str:
     return "\n".join(rows[: start + 1] + [indent + line for line in lines] + rows[stop:])
 
 
+def type_mappings_text(root: Path, manifest: Sequence[Format]) -> str:
+    """``seeds/cdc_type_mappings.csv``: :data:`TYPE_MAPPINGS_HEADER`, then the rows of each
+    plug-in's ``type_mappings.csv`` (folders in manifest order, a missing file is no rows unless
+    the plug-in's formats declare a ``type_family``).
+
+    Raises:
+        GeneratedFileError: a plug-in whose formats declare a type family has no file, a
+            file's first line is not the header, or a type family has rows in two plug-ins.
+    """
+    lines = [TYPE_MAPPINGS_HEADER]
+    owner: dict[str, str] = {}
+    for folder, formats in _folders(manifest).items():
+        path = PLUGINS_DIR / folder / PLUGIN_TYPE_MAPPINGS
+        if not (root / path).is_file():
+            declared = sorted({fmt.type_family for fmt in formats if fmt.type_family})
+            if declared:
+                raise GeneratedFileError(
+                    f"{path}: missing; the plug-in's formats declare type family "
+                    f"{', '.join(declared)}: add its rows (header: {TYPE_MAPPINGS_HEADER})"
+                )
+            continue
+        rows = (root / path).read_text("utf-8").splitlines()
+        if not rows or rows[0] != TYPE_MAPPINGS_HEADER:
+            raise GeneratedFileError(f"{path}: the first line must be {TYPE_MAPPINGS_HEADER}")
+        for record in csv.reader(rows[1:]):
+            family = record[0] if record else ""
+            if owner.setdefault(family, folder) != folder:
+                raise GeneratedFileError(
+                    f"{path}: type family {family!r} has rows in plug-in {owner[family]!r} "
+                    "too; a family belongs to one plug-in"
+                )
+        lines += [row for row in rows[1:] if row]
+    return "\n".join(lines) + "\n"
+
+
 def expected(root: Path, manifest: Sequence[Format]) -> dict[Path, str]:
     """Path (relative to the project ``root``) -> the text it must have."""
     return {
@@ -156,6 +207,7 @@ def expected(root: Path, manifest: Sequence[Format]) -> dict[Path, str]:
             accepted_formats_lines(manifest),
             REGISTRY_MODELS_FILE,
         ),
+        TYPE_MAPPINGS_FILE: type_mappings_text(root, manifest),
     }
 
 

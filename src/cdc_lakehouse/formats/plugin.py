@@ -66,8 +66,9 @@ class Format:
             itself for Canal, ``stg_dataworks__decoded`` for DataWorks).
         gold_folder: ``models/marts/current_state/tables/<gold_folder>/``, and the first part of
             the format's typed gold model (and table) names.
-        type_family: the ``type_family`` of ``seeds/cdc_type_mappings.csv`` that the format's
-            declared column types belong to (refined per table by
+        type_family: the ``type_family`` of ``seeds/cdc_type_mappings.csv`` (rows kept in the
+            plug-in's ``type_mappings.csv``) that the format's declared column types belong to
+            (refined per table by
             :func:`cdc_lakehouse.codegen.type_mapping.type_family`); None when the format
             declares no column types.
         encoder: module of the format's plug-in package that renders simulated histories in

@@ -1,4 +1,4 @@
-package cdc.lakehouse.json;
+package cdc_lakehouse.formats.debezium;
 
 import java.math.BigDecimal;
 import java.math.BigInteger;

@@ -45,7 +45,7 @@
     debezium_decimal_image(image): the image (a map column -> value text) with the value of
     every column of logical type org.apache.kafka.connect.data.Decimal (decimal_scales: column
     -> its schema's scale) decoded from base64 of the unscaled integer to its plain text with
-    exactly that many fraction digits (Java: cdc.lakehouse.json.ConnectDecimal, any length).
+    exactly that many fraction digits (Java: cdc_lakehouse.formats.debezium.ConnectDecimal, any length).
     A value that is not base64 becomes NULL (the model's bad_decimals names it). The image as
     it is when the record has a problem or declares no decimal.
 #}
@@ -57,7 +57,7 @@
                     {# the function gives '' for text that is not base64 #}
                     when map_contains_key(decimal_scales, col_name) and col_value is not null
                         then nullif(java_method(
-                            'cdc.lakehouse.json.ConnectDecimal', 'text', col_value,
+                            'cdc_lakehouse.formats.debezium.ConnectDecimal', 'text', col_value,
                             decimal_scales[col_name]
                         ), '')
                     when map_contains_key(decimal_scales, col_name) then null
