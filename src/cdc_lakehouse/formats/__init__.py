@@ -4,9 +4,19 @@ A format plug-in is a package ``cdc_lakehouse/formats/<folder>/`` (the folder is
 staging folder, ``models/staging/<folder>/``) whose ``__init__`` defines
 ``FORMATS: tuple[Format, ...]`` (:class:`~cdc_lakehouse.formats.plugin.Format`): the formats it
 decodes, with where their pieces live. Everything that is only about those formats lives in the
-package: its Python decoder (``decoder.py``, for a format not decoded in SQL), its simulator
-encoders (``encoder_<format>.py``) and their helpers. :data:`MANIFEST` is every plug-in's
-formats, plug-ins in folder order; nothing lists the plug-ins by hand.
+package:
+
+- ``decoder.py``: its Python decoder, for a format not decoded in SQL;
+- ``encoder_<format>.py``: its simulator encoders and their helpers;
+- ``baseline.py``: its benchmark baselines (``BASELINES``: the Python floor decoder, DuckDB and
+  Spark SQL; :mod:`cdc_lakehouse.tools.bench.baselines.plugin_api`);
+- ``macros.sql``: the dbt macros only its staging models use (a ``macro-paths`` folder);
+- ``*.java``: its JVM functions, package ``cdc_lakehouse.formats.<folder>``, compiled into the
+  exact JSON jar at install (``jvm/exact-json/pom.xml``) and called by ``java_method``;
+- ``type_mappings.csv``: the source type -> Spark type rows of its type families.
+
+:data:`MANIFEST` is every plug-in's formats, plug-ins in folder order; nothing lists the
+plug-ins by hand.
 
 Readers: the registry (:data:`cdc_lakehouse.formats.registry.FORMATS`), the dbt Python models'
 factory (:mod:`cdc_lakehouse.decode.staging_model`), the typed gold generator
@@ -14,7 +24,7 @@ factory (:mod:`cdc_lakehouse.decode.staging_model`), the typed gold generator
 the benchmark (:mod:`cdc_lakehouse.tools.bench`), the simulator's encoders
 (:data:`cdc_lakehouse.tools.simulate.encoders.ENCODERS`) and the tests. The dbt side cannot import
 Python: what it needs of the manifest (the staging event models' list, each staging folder's
-``+enabled``, the registry seed's accepted formats) is written from it by
+``+enabled``, the registry seed's accepted formats, the type-mapping seed) is written from it by
 ``python -m cdc_lakehouse.formats generate`` (:mod:`cdc_lakehouse.formats.dbt_side`) and
 checked fresh in ``make test`` (``make check-generated``).
 
