@@ -18,6 +18,14 @@ FORMATS = (
         type_family=None,
         encoder="encoder_datahub_tuple",
         value_encoding="json",
+        product="DataHub (Tuple topics)",
+        docs_section="2",
+        ordering_text="`_sequence_id_`, before image first",
+        row_key_text=(
+            "declared key (seed `cdc_declared_keys`, via `stg_bronze__declared_keys`), "
+            "else all columns"
+        ),
+        decodes_text="`_excute_time_` and `_execute_time_`; Y/N image flags checked",
         paired_in="int_datahub_tuple__events_paired",
         resolves_later=True,
         ordering=ORDERING,

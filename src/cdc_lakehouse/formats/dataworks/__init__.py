@@ -9,6 +9,11 @@ from cdc_lakehouse.formats.plugin import Format, OrderingPart
 # of a split update else 1
 ORDERING = (OrderingPart("sequence_id", 30), OrderingPart("image_rank", 1))
 
+# what the docs' formats tables say of both formats (the same envelope)
+ORDERING_TEXT = "sequenceId, update-before half first"
+ROW_KEY_TEXT = "schema.primaryKey, else `#alibaba_rds_row_id#`, else all columns"
+DECODES_TEXT = "split and one-message updates; DDL and heartbeats"
+
 FORMATS = (
     Format(
         name="dataworks_json",
@@ -19,6 +24,11 @@ FORMATS = (
         type_family="dataworks",
         encoder="encoder_dataworks_json",
         value_encoding="json",
+        product="DataWorks (sync to Kafka)",
+        docs_section="1",
+        ordering_text=ORDERING_TEXT,
+        row_key_text=ROW_KEY_TEXT,
+        decodes_text=DECODES_TEXT,
         paired_in="int_dataworks__events_paired",
         resolves_later=True,
         ordering=ORDERING,
@@ -32,6 +42,11 @@ FORMATS = (
         type_family="dataworks",
         encoder="encoder_datahub_blob",
         value_encoding="json",
+        product="DataHub (Blob topics)",
+        docs_section="2",
+        ordering_text=ORDERING_TEXT,
+        row_key_text=ROW_KEY_TEXT,
+        decodes_text=DECODES_TEXT,
         paired_in="int_dataworks__events_paired",
         resolves_later=True,
         ordering=ORDERING,

@@ -26,6 +26,20 @@ FORMATS = (
         type_family="debezium",
         encoder="encoder_debezium_json",
         value_encoding="json",
+        product=(
+            "Debezium (open-source MySQL / PostgreSQL connectors, JSON with or without schemas)"
+        ),
+        docs_section="6",
+        ordering_text=(
+            "PostgreSQL source.lsn; MySQL binlog file number, pos, row (the plug-in's ordering "
+            "rule)"
+        ),
+        row_key_text="the Kafka key's fields (with or without its schema), else all columns",
+        decodes_text=(
+            'c/u/d/r/t; `{"schema", "payload"}` and schemaless values; Decimal (base64, scale '
+            "from the schema) decoded to its exact text in the JVM; a NULL value (tombstone) is a "
+            "control event; `t` a truncate"
+        ),
         ordering=ORDERING,
     ),
 )

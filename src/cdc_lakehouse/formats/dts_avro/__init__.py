@@ -23,6 +23,14 @@ FORMATS = (
         type_family="mysql_binlog",
         encoder="encoder_dts_avro",
         value_encoding="avro",
+        product="DTS (Avro)",
+        docs_section="4a",
+        ordering_text="INIT/FILL first, sourceTimestamp (s), id",
+        row_key_text="`tags.pk_uk_info` (PRIMARY, else first unique key)",
+        decodes_text=(
+            "both schema revisions; every value type; EmptyObject NONE = not provided "
+            "(partial image)"
+        ),
         ordering=ORDERING,
     ),
 )

@@ -18,6 +18,14 @@ FORMATS = (
         type_family="mysql",
         encoder="encoder_dts_canal_json",
         value_encoding="json",
+        product="DTS (Canal JSON)",
+        docs_section="4c",
+        ordering_text="es (ms), then row index",
+        row_key_text="pkNames, else all columns",
+        decodes_text=(
+            "one change per `data` element; `old` overlays the before image; legacy data/old "
+            "swap per topic (`canal_legacy_swap`)"
+        ),
         ordering=ORDERING,
         row_index=True,
     ),

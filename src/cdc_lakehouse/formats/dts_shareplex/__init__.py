@@ -22,6 +22,17 @@ FORMATS = (
         type_family=None,
         encoder="encoder_dts_shareplex_json",
         value_encoding="json",
+        product="DTS (Shareplex JSON)",
+        docs_section="4b",
+        ordering_text="scn, seq",
+        row_key_text=(
+            "columns of `key`; an `ins` (no key) takes its table's key as the latest upd / del "
+            "sent it, all columns until one has"
+        ),
+        decodes_text=(
+            "`upd` is a partial update; TRUNCATE / DROP COLUMN to schema_changes; trans, "
+            "seq/size kept"
+        ),
         paired_in="int_dts_shareplex__events_keyed",
         resolves_later=True,
         ordering=ORDERING,

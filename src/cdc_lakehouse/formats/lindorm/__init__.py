@@ -17,6 +17,14 @@ FORMATS = (
         type_family="kafka_connect",
         encoder="encoder_lindorm_debezium",
         value_encoding="json",
+        product="Lindorm (Debezium V2.0)",
+        docs_section="3",
+        ordering_text="source.ts_ms, ts_ms",
+        row_key_text="HBase `ROW`; SQL tables: declared key, else all columns",
+        decodes_text=(
+            "c/u/d/r; HBase base64 decoded to text when it is UTF-8 text; a column missing "
+            "from `after` is NULL"
+        ),
         ordering=ORDERING,
     ),
 )
