@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from cdc_lakehouse.formats import MANIFEST
+from cdc_lakehouse.formats.plugin import VocabularyColumn
 from cdc_lakehouse.tools import docs_formats, docs_reference
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,6 +75,7 @@ def test_every_format_describes_itself_for_the_docs():
         for field in ("product", "ordering_text", "row_key_text", "decodes_text"):
             assert getattr(fmt, field).strip(), f"{fmt.name}: empty {field}"
         docs_formats.section_key(fmt.docs_section)
+        assert fmt.vocabulary.label.strip(), f"{fmt.name}: empty vocabulary label"
 
 
 def test_docs_list_the_formats_in_the_order_of_their_sections():
@@ -159,3 +161,107 @@ def test_formats_page_is_its_sections_between_the_preamble_and_the_vocabulary():
         in page
     )
     assert page.index("## Terms") < page.index("## 1. ") < page.index("## Normalized vocabulary")
+
+
+def test_vocabulary_table_has_a_column_per_staging_folder_and_the_shared_rows():
+    table = docs_formats.vocabulary_table(MANIFEST)
+    assert table[0] == (
+        "| normalized | DataWorks / Blob (1) | Tuple (2) | Lindorm (3) | DTS Avro (4a) | "
+        "Shareplex (4b) | Canal (4c) | Qlik (5) | Debezium (6) |"
+    )
+    assert table[1] == "|---|---|---|---|---|---|---|---|---|"
+    assert [row.split(" | ")[0] for row in table[2:]] == [
+        f"| {first}" for first in docs_formats.VOCABULARY_ROWS.values()
+    ]
+    page = (ROOT / "docs/formats.md").read_text(encoding="utf-8")
+    block = "\n".join(table)
+    assert (
+        f"{docs_formats.begin(docs_formats.VOCABULARY_BLOCK)}\n\n{block}\n\n{docs_formats.END}"
+        in page
+    )
+    assert page.index("## Normalized vocabulary") < page.index(block)
+
+
+def test_check_names_a_stale_vocabulary_table_and_write_makes_it_fresh(tmp_path, capsys):
+    _copy_pages(tmp_path)
+    page = tmp_path / "docs/formats.md"
+    page.write_text(page.read_text(encoding="utf-8").replace("| Qlik (5) |", "| Qlik |"))
+    args = ["formats", "--root", str(tmp_path)]
+    assert docs_reference.main([*args, "--check"]) == 1
+    assert f"formats.md is stale: run `{docs_formats.COMMAND}`" in capsys.readouterr().err
+    assert docs_reference.main(args) == 0
+    assert docs_reference.main([*args, "--check"]) == 0
+    assert page.read_text(encoding="utf-8") == (ROOT / "docs/formats.md").read_text(
+        encoding="utf-8"
+    )
+
+
+def _with_vocabulary(folder: str, ops: tuple[tuple[str, str], ...]) -> list:
+    return [
+        dataclasses.replace(fmt, vocabulary=VocabularyColumn(fmt.vocabulary.label, ops))
+        if fmt.staging_folder == folder
+        else fmt
+        for fmt in MANIFEST
+    ]
+
+
+def test_a_vocabulary_column_missing_a_row_is_an_error_naming_the_plugin():
+    lindorm = next(fmt for fmt in MANIFEST if fmt.staging_folder == "lindorm")
+    ops = tuple(op for op in lindorm.vocabulary.ops if op[0] != "heartbeat")
+    with pytest.raises(
+        docs_formats.DocsBlockError,
+        match=r"format plug-in cdc_lakehouse\.formats\.lindorm: its vocabulary lacks row\(s\) "
+        r"'heartbeat'",
+    ):
+        docs_formats.vocabulary_table(_with_vocabulary("lindorm", ops))
+
+
+def test_a_vocabulary_column_naming_an_unknown_row_is_an_error_naming_the_plugin():
+    debezium = next(fmt for fmt in MANIFEST if fmt.staging_folder == "debezium")
+    ops = (*debezium.vocabulary.ops, ("schema change", "-"))
+    with pytest.raises(
+        docs_formats.DocsBlockError,
+        match=r"format plug-in cdc_lakehouse\.formats\.debezium: its vocabulary names row\(s\) "
+        r"'schema change' that docs/formats\.md's normalized vocabulary table does not have",
+    ):
+        docs_formats.vocabulary_table(_with_vocabulary("debezium", ops))
+    renamed = tuple(
+        ("snapshot (full-load row)", text) if name == "snapshot" else (name, text)
+        for name, text in debezium.vocabulary.ops
+    )
+    with pytest.raises(docs_formats.DocsBlockError, match=r"names row\(s\) 'snapshot \("):
+        docs_formats.vocabulary_table(_with_vocabulary("debezium", renamed))
+
+
+def test_a_vocabulary_column_twice_empty_or_not_shared_is_an_error_naming_the_plugin():
+    canal = next(fmt for fmt in MANIFEST if fmt.staging_folder == "dts_canal")
+    ops = canal.vocabulary.ops
+    with pytest.raises(
+        docs_formats.DocsBlockError, match=r"dts_canal: its vocabulary names row\(s\) 'insert' more"
+    ):
+        docs_formats.vocabulary_table(_with_vocabulary("dts_canal", (*ops, ("insert", "c"))))
+    blank = tuple((name, "" if name == "tombstone" else text) for name, text in ops)
+    with pytest.raises(docs_formats.DocsBlockError, match=r"dts_canal: .*'tombstone' no text"):
+        docs_formats.vocabulary_table(_with_vocabulary("dts_canal", blank))
+    qlik_json, qlik_avro = (fmt for fmt in MANIFEST if fmt.staging_folder == "qlik")
+    apart = dataclasses.replace(
+        qlik_avro, vocabulary=VocabularyColumn("Qlik Avro", qlik_avro.vocabulary.ops)
+    )
+    with pytest.raises(
+        docs_formats.DocsBlockError,
+        match=r"format plug-in cdc_lakehouse\.formats\.qlik: formats qlik_json and qlik_avro "
+        "declare different vocabulary columns",
+    ):
+        docs_formats.vocabulary_table([qlik_json, apart])
+
+
+def test_a_broken_vocabulary_column_fails_the_check_command(tmp_path, capsys, monkeypatch):
+    _copy_pages(tmp_path)
+    tuple_fmt = next(fmt for fmt in MANIFEST if fmt.staging_folder == "datahub_tuple")
+    ops = tuple(op for op in tuple_fmt.vocabulary.ops if op[0] != "delete")
+    monkeypatch.setattr(docs_reference, "MANIFEST", tuple(_with_vocabulary("datahub_tuple", ops)))
+    assert docs_reference.main(["formats", "--root", str(tmp_path), "--check"]) == 2
+    assert (
+        "format plug-in cdc_lakehouse.formats.datahub_tuple: its vocabulary lacks row(s) "
+        "'delete'" in capsys.readouterr().err
+    )

@@ -10,18 +10,21 @@ line (HTML comments, invisible once rendered):
 - ``docs/reference/format-registry.md``: the registry table (``registry``: one row per staging
   folder, its formats together when they say the same, with what the format decodes);
 - ``docs/formats.md``: the numbered sections (:data:`SECTIONS_BLOCK`), each plug-in's
-  ``src/cdc_lakehouse/formats/<folder>/FORMAT.md`` in turn; the page's preamble (vendor
-  documents, terms) and its normalized vocabulary stay hand-written around them.
+  ``src/cdc_lakehouse/formats/<folder>/FORMAT.md`` in turn, and the normalized vocabulary
+  table (``vocabulary``: a row per :data:`VOCABULARY_ROWS` row, a column per staging folder,
+  from its formats' :attr:`~cdc_lakehouse.formats.plugin.Format.vocabulary`); the page's
+  preamble (vendor documents, terms) and the vocabulary's prose stay hand-written around them.
 
 The texts are the plug-ins' :class:`~cdc_lakehouse.formats.plugin.Format` fields
-(``product``, ``ordering_text``, ``row_key_text``, ``decodes_text``); the order is that of
-``docs/formats.md``: staging folders by the first section of their formats
+(``product``, ``ordering_text``, ``row_key_text``, ``decodes_text``, ``vocabulary``); the order
+is that of ``docs/formats.md``: staging folders by the first section of their formats
 (:attr:`~cdc_lakehouse.formats.plugin.Format.docs_section`), a folder's formats in its
 ``FORMATS`` order. ``python -m cdc_lakehouse.tools.docs_reference formats`` rewrites the
 blocks; with ``--check`` (``make check-generated``) it exits 1 naming each stale file.
 
 Errors: :class:`DocsBlockError` when a page lacks a block's lines, a plug-in its ``FORMAT.md``,
-or the sections are not numbered as the plug-ins declare.
+the sections are not numbered as the plug-ins declare, or a plug-in's vocabulary column lacks
+a row of the table, names one it does not have, or differs between the folder's formats.
 """
 
 from __future__ import annotations
@@ -48,8 +51,26 @@ PLUGINS_DIR = Path("src/cdc_lakehouse/formats")
 SECTIONS_BLOCK = f"sections: {PLUGINS_DIR}/<folder>/{SECTIONS_FILE}"
 """The name of ``docs/formats.md``'s block, which says where its text is written."""
 
+VOCABULARY_BLOCK = "vocabulary"
+"""The name of ``docs/formats.md``'s normalized vocabulary table block."""
+
 WIDTH = 99
 """The width the generated sentences are wrapped to."""
+
+VOCABULARY_ROWS: dict[str, str] = {
+    "insert": "insert",
+    "snapshot": "snapshot (full-load row)",
+    "update": "update",
+    "delete": "delete",
+    "truncate": "truncate",
+    "other DDL": "other DDL",
+    "transaction marker": "transaction marker",
+    "heartbeat": "heartbeat",
+    "tombstone": "tombstone (control event)",
+}
+"""The rows of ``docs/formats.md``'s normalized vocabulary table, the vocabulary every format
+shares, in the table's order: the name a plug-in's
+:attr:`~cdc_lakehouse.formats.plugin.VocabularyColumn.ops` gives it -> its first cell."""
 
 _HEADING = re.compile(r"^#{2,3} (\d+)([a-z]?)\. ", re.MULTILINE)
 
@@ -186,6 +207,77 @@ def formats_sections(root: Path, manifest: Sequence[Format]) -> list[str]:
     return text.split("\n")
 
 
+def _vocabulary_column(folder: Sequence[Format]) -> dict[str, str]:
+    """A staging folder's vocabulary column: row name -> cell, checked against
+    :data:`VOCABULARY_ROWS`."""
+    first = folder[0]
+    plugin = f"format plug-in {first.package}"
+    for fmt in folder[1:]:
+        if fmt.vocabulary != first.vocabulary:
+            raise DocsBlockError(
+                f"{plugin}: formats {first.name} and {fmt.name} declare different vocabulary "
+                "columns; a staging folder's formats share one (docs/formats.md's normalized "
+                "vocabulary table has one column per staging folder)"
+            )
+    column = first.vocabulary
+    if not column.label.strip():
+        raise DocsBlockError(f"{plugin}: its vocabulary column has no label")
+    names = [name for name, _ in column.ops]
+    rows = ", ".join(repr(name) for name in VOCABULARY_ROWS)
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise DocsBlockError(
+            f"{plugin}: its vocabulary names row(s) {', '.join(map(repr, twice))} more than once"
+        )
+    unknown = [name for name in names if name not in VOCABULARY_ROWS]
+    if unknown:
+        raise DocsBlockError(
+            f"{plugin}: its vocabulary names row(s) {', '.join(map(repr, unknown))} that "
+            f"docs/formats.md's normalized vocabulary table does not have (its rows: {rows})"
+        )
+    missing = [name for name in VOCABULARY_ROWS if name not in names]
+    if missing:
+        raise DocsBlockError(
+            f"{plugin}: its vocabulary lacks row(s) {', '.join(map(repr, missing))} of "
+            f"docs/formats.md's normalized vocabulary table; give every row ({rows}), '-' "
+            "when the format has none"
+        )
+    empty = [name for name, text in column.ops if not text.strip()]
+    if empty:
+        raise DocsBlockError(
+            f"{plugin}: its vocabulary gives row(s) {', '.join(map(repr, empty))} no text; "
+            "write '-' when the format has none"
+        )
+    return dict(column.ops)
+
+
+def vocabulary_table(manifest: Sequence[Format]) -> list[str]:
+    """``docs/formats.md``'s normalized vocabulary table: one row per :data:`VOCABULARY_ROWS`
+    row, in its order, one column per staging folder in :func:`folders_in_docs_order`'s order,
+    headed by its :attr:`~cdc_lakehouse.formats.plugin.VocabularyColumn.label` and the first
+    ``docs_section`` of its formats (``DataWorks / Blob (1)``).
+
+    Raises:
+        DocsBlockError: a plug-in's vocabulary column lacks a row, names a row the table does
+            not have or names one twice, leaves a row empty, or differs between the folder's
+            formats; the message names the plug-in.
+    """
+    headers = ["normalized"]
+    columns = []
+    for folder in folders_in_docs_order(manifest):
+        section = min((fmt.docs_section for fmt in folder), key=section_key)
+        headers.append(f"{folder[0].vocabulary.label} ({section})")
+        columns.append(_vocabulary_column(folder))
+    lines = [
+        "| " + " | ".join(_cell(header) for header in headers) + " |",
+        "|" + "---|" * len(headers),
+    ]
+    for name, first in VOCABULARY_ROWS.items():
+        cells = [first, *(column[name] for column in columns)]
+        lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+    return lines
+
+
 Renderer = Callable[[Path, Sequence[Format]], list[str]]
 
 PAGES: dict[str, tuple[tuple[str, Renderer], ...]] = {
@@ -202,7 +294,10 @@ PAGES: dict[str, tuple[tuple[str, Renderer], ...]] = {
         ),
     ),
     "docs/reference/format-registry.md": (("registry", lambda root, m: registry_table(m)),),
-    "docs/formats.md": ((SECTIONS_BLOCK, formats_sections),),
+    "docs/formats.md": (
+        (SECTIONS_BLOCK, formats_sections),
+        (VOCABULARY_BLOCK, lambda root, m: vocabulary_table(m)),
+    ),
 }
 """Each page (path under the root) -> its blocks: name and what writes it."""
 

@@ -13,8 +13,9 @@ model's YAML::
 prints.
 
 The pages' lists of the formats (README.md's names and formats table, ``docs/index.md``'s names,
-``docs/reference/format-registry.md``'s table, ``docs/formats.md``'s numbered sections) are
-generated blocks, written from the format plug-ins by :mod:`cdc_lakehouse.tools.docs_formats`::
+``docs/reference/format-registry.md``'s table, ``docs/formats.md``'s numbered sections and
+normalized vocabulary table) are generated blocks, written from the format plug-ins by
+:mod:`cdc_lakehouse.tools.docs_formats`::
 
     python -m cdc_lakehouse.tools.docs_reference formats           # rewrite them
     python -m cdc_lakehouse.tools.docs_reference formats --check   # exit 1 when stale

@@ -5,7 +5,7 @@ Kafka Connect's JsonConverter (docs/formats.md 6): decoded in SQL by the exact J
 for the benchmark's baselines.
 """
 
-from cdc_lakehouse.formats.plugin import Format, OrderingPart
+from cdc_lakehouse.formats.plugin import Format, OrderingPart, VocabularyColumn
 
 # the ordering rule (docs/formats.md 6): the change's place in the source's log - PostgreSQL:
 # source.lsn, then 0, 0; MySQL: the binlog file's number (source.file after its last '.'),
@@ -14,6 +14,23 @@ ORDERING = (
     OrderingPart("log_position", 20),
     OrderingPart("log_offset", 20),
     OrderingPart("log_row", 10),
+)
+
+# the format's column of docs/formats.md's normalized vocabulary table: what its ops become
+# ("-": none)
+VOCABULARY = VocabularyColumn(
+    "Debezium",
+    (
+        ("insert", "c"),
+        ("snapshot", "r"),
+        ("update", "u"),
+        ("delete", "d"),
+        ("truncate", "t"),
+        ("other DDL", "-"),
+        ("transaction marker", "-"),
+        ("heartbeat", "-"),
+        ("tombstone", "NULL Kafka value (after a `d`)"),
+    ),
 )
 
 FORMATS = (
@@ -40,6 +57,7 @@ FORMATS = (
             "from the schema) decoded to its exact text in the JVM; a NULL value (tombstone) is a "
             "control event; `t` a truncate"
         ),
+        vocabulary=VOCABULARY,
         ordering=ORDERING,
     ),
 )

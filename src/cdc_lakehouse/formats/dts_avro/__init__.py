@@ -3,7 +3,7 @@ the record schema :mod:`.avro_schema`; :mod:`.avro_writer` and :mod:`.sample` wr
 sample and the tests' records).
 """
 
-from cdc_lakehouse.formats.plugin import Format, OrderingPart
+from cdc_lakehouse.formats.plugin import Format, OrderingPart, VocabularyColumn
 
 # the ordering rule (docs/formats.md): 0 for a full-load INIT / FILL record else 1, then
 # sourceTimestamp (s), then id
@@ -11,6 +11,23 @@ ORDERING = (
     OrderingPart("load_rank", 1),
     OrderingPart("source_timestamp", 20),
     OrderingPart("record_id", 20),
+)
+
+# the format's column of docs/formats.md's normalized vocabulary table: what its ops become
+# ("-": none)
+VOCABULARY = VocabularyColumn(
+    "DTS Avro",
+    (
+        ("insert", "INSERT"),
+        ("snapshot", "INIT, FILL"),
+        ("update", "UPDATE"),
+        ("delete", "DELETE"),
+        ("truncate", "DDL holding a TRUNCATE"),
+        ("other DDL", "DDL"),
+        ("transaction marker", "BEGIN, COMMIT, ROLLBACK, ABORT"),
+        ("heartbeat", "HEARTBEAT, CHECKPOINT"),
+        ("tombstone", "-"),
+    ),
 )
 
 FORMATS = (
@@ -31,6 +48,7 @@ FORMATS = (
             "both schema revisions; every value type; EmptyObject NONE = not provided "
             "(partial image)"
         ),
+        vocabulary=VOCABULARY,
         ordering=ORDERING,
     ),
 )

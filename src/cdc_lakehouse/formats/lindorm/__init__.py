@@ -2,10 +2,27 @@
 Python (:mod:`.decoder`).
 """
 
-from cdc_lakehouse.formats.plugin import Format, OrderingPart
+from cdc_lakehouse.formats.plugin import Format, OrderingPart, VocabularyColumn
 
 # the ordering rule (docs/formats.md): source.ts_ms, then payload.ts_ms (0 when absent), epoch ms
 ORDERING = (OrderingPart("source_ts_ms", 20), OrderingPart("payload_ts_ms", 20))
+
+# the format's column of docs/formats.md's normalized vocabulary table: what its ops become
+# ("-": none)
+VOCABULARY = VocabularyColumn(
+    "Lindorm",
+    (
+        ("insert", "c"),
+        ("snapshot", "r"),
+        ("update", "u"),
+        ("delete", "d"),
+        ("truncate", "-"),
+        ("other DDL", "-"),
+        ("transaction marker", "-"),
+        ("heartbeat", "-"),
+        ("tombstone", "-"),
+    ),
+)
 
 FORMATS = (
     Format(
@@ -25,6 +42,7 @@ FORMATS = (
             "c/u/d/r; HBase base64 decoded to text when it is UTF-8 text; a column missing "
             "from `after` is NULL"
         ),
+        vocabulary=VOCABULARY,
         ordering=ORDERING,
     ),
 )

@@ -4,7 +4,7 @@ seed 004): decoded in Python (:mod:`.decoder`; Avro schemas :mod:`.avro_schema`,
 its metadata message.
 """
 
-from cdc_lakehouse.formats.plugin import Format, OrderingPart
+from cdc_lakehouse.formats.plugin import Format, OrderingPart, VocabularyColumn
 
 # the ordering rule (docs/formats.md 5): 0 for a metadata (MD) message, ordered by its
 # tableVersion, 1 for a full-load REFRESH, 2 for a change, ordered by headers.changeSequence as
@@ -24,6 +24,23 @@ DECODES_TEXT = (
     "not provided); Avro data read with the MD's dataSchema"
 )
 
+# both formats' column of docs/formats.md's normalized vocabulary table: what their ops become
+# ("-": none)
+VOCABULARY = VocabularyColumn(
+    "Qlik",
+    (
+        ("insert", "INSERT"),
+        ("snapshot", "REFRESH"),
+        ("update", "UPDATE"),
+        ("delete", "DELETE"),
+        ("truncate", "-"),
+        ("other DDL", "new MD message (`tableVersion`)"),
+        ("transaction marker", "(`transactionLastEvent` on changes)"),
+        ("heartbeat", "-"),
+        ("tombstone", "-"),
+    ),
+)
+
 FORMATS = (
     Format(
         name="qlik_json",
@@ -39,6 +56,7 @@ FORMATS = (
         ordering_text=ORDERING_TEXT,
         row_key_text=ROW_KEY_TEXT,
         decodes_text=DECODES_TEXT,
+        vocabulary=VOCABULARY,
         resolves_later=True,
         ordering=ORDERING,
     ),
@@ -56,6 +74,7 @@ FORMATS = (
         ordering_text=ORDERING_TEXT,
         row_key_text=ROW_KEY_TEXT,
         decodes_text=DECODES_TEXT,
+        vocabulary=VOCABULARY,
         resolves_later=True,
         ordering=ORDERING,
     ),
