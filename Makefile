@@ -203,10 +203,12 @@ GENERATED_CHECKS := \
 	tests/unit/test_settings_reference.py::test_the_committed_reference_is_the_commands_output
 
 ## check-generated: fail when a generated file is stale (regenerate with the command it names):
-## the dbt side of the format plug-ins, the sample dumps, the tables and settings references
+## the dbt side of the format plug-ins, the docs' format lists and sections, the sample dumps,
+## the tables and settings references
 ## (no install step: the pre-commit hook runs it, with what `make install` put in .venv)
 check-generated:
 	$(BIN)/python -m cdc_lakehouse.formats check
+	$(BIN)/python -m cdc_lakehouse.tools.docs_reference formats --check
 	$(BIN)/python -m pytest -q -p no:cacheprovider -o addopts= $(GENERATED_CHECKS)
 
 ## pre-commit-install: run the checks before every commit (.pre-commit-config.yaml: ruff, mypy,

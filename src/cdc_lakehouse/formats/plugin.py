@@ -4,6 +4,12 @@ A plug-in is a package ``cdc_lakehouse/formats/<staging_folder>/`` whose ``__ini
 ``FORMATS: tuple[Format, ...]`` (:mod:`cdc_lakehouse.formats` finds it). This module imports
 nothing of the project, so a plug-in's ``__init__`` may import it while the formats package is
 still being imported.
+
+The docs' lists of the formats (README.md, ``docs/index.md``, the format registry page) and
+``docs/formats.md``'s normalized vocabulary table are written from the :class:`Format` fields,
+and ``docs/formats.md``'s numbered sections from each plug-in's ``FORMAT.md``, by
+``python -m cdc_lakehouse.tools.docs_reference formats``
+(:mod:`cdc_lakehouse.tools.docs_formats`).
 """
 
 from __future__ import annotations
@@ -47,6 +53,26 @@ class OrderingPart:
 
 
 @dataclass(frozen=True)
+class VocabularyColumn:
+    """A staging folder's column of ``docs/formats.md``'s "Normalized vocabulary" table: what
+    its formats' ops become in silver.
+
+    Attributes:
+        label: the column's header before its section number, e.g. ``DataWorks / Blob`` (the
+            header reads ``DataWorks / Blob (1)``, the number being the first ``docs_section``
+            of the folder's formats).
+        ops: (normalized row, the format's ops that become it) for every row of the table, in
+            any order; ``-`` when none. The rows' names and order are the table's, not the
+            plug-in's (``cdc_lakehouse.tools.docs_formats.VOCABULARY_ROWS``: ``insert``,
+            ``snapshot``, ``update``, ``delete``, ``truncate``, ``other DDL``,
+            ``transaction marker``, ``heartbeat``, ``tombstone``).
+    """
+
+    label: str
+    ops: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class Format:
     """One registry message format.
 
@@ -76,6 +102,21 @@ class Format:
             ``encoder_dts_canal_json``.
         value_encoding: how a Kafka value is encoded, ``json`` (UTF-8 JSON text) or ``avro``
             (Avro binary).
+        product: the product (and flavour) that writes the format, as the README's formats
+            table names it, e.g. ``DataHub (Tuple topics)``.
+        docs_section: the numbered section of ``docs/formats.md`` that describes the format
+            (``1``, ``4a``; a plug-in's ``FORMAT.md`` holds its sections); the generated docs
+            list the staging folders in the order of their formats' first sections, and a
+            folder's formats in ``FORMATS`` order.
+        ordering_text: the ordering key in words, before the Kafka tail (a cell of the formats
+            tables), e.g. ``scn, seq``; :attr:`ordering` is its rule.
+        row_key_text: what identifies a row of the format, in words (a cell of the formats
+            tables), e.g. ``pkNames, else all columns``.
+        decodes_text: what the decoding handles beyond the common shape, in words: ops, images,
+            DDL, control records, quirks (the ``notes`` cell of the format registry page).
+        vocabulary: the staging folder's column of ``docs/formats.md``'s normalized vocabulary
+            table (:class:`VocabularyColumn`); the formats of one staging folder share it (one
+            declaration, as ``dataworks_json`` and ``datahub_blob`` share column ``(1)``).
         paired_in: the intermediate model (``int_<staging_folder>__...``, silver) that completes
             the events model's rows across records (a split update's halves paired, a key
             learned), which silver reads instead of the events model; None when silver reads
@@ -103,6 +144,12 @@ class Format:
     type_family: str | None
     encoder: str
     value_encoding: ValueEncoding
+    product: str
+    docs_section: str
+    ordering_text: str
+    row_key_text: str
+    decodes_text: str
+    vocabulary: VocabularyColumn
     paired_in: str | None = None
     resolves_later: bool = False
     ordering: tuple[OrderingPart, ...] = ()

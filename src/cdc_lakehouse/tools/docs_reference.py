@@ -11,6 +11,16 @@ model's YAML::
 
 ``tests/unit/test_docs_reference.py`` fails while the committed page differs from what this
 prints.
+
+The pages' lists of the formats (README.md's names and formats table, ``docs/index.md``'s names,
+``docs/reference/format-registry.md``'s table, ``docs/formats.md``'s numbered sections and
+normalized vocabulary table) are generated blocks, written from the format plug-ins by
+:mod:`cdc_lakehouse.tools.docs_formats`::
+
+    python -m cdc_lakehouse.tools.docs_reference formats           # rewrite them
+    python -m cdc_lakehouse.tools.docs_reference formats --check   # exit 1 when stale
+
+(``make check-generated`` runs the check).
 """
 
 from __future__ import annotations
@@ -23,6 +33,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml  # type: ignore[import-untyped]  # no stubs pinned (types-PyYAML)
+
+from cdc_lakehouse.formats import MANIFEST
+from cdc_lakehouse.tools import docs_formats
 
 ROOT = Path(__file__).resolve().parents[3]
 """The repository checkout this package lives in (an editable install)."""
@@ -219,16 +232,51 @@ def render_tables(models: Sequence[Model]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Print a generated reference page (``tables``) on standard output."""
+    """Print a generated reference page (``tables``) on standard output, or rewrite (check
+    with ``--check``) the formats' generated blocks (``formats``,
+    :mod:`cdc_lakehouse.tools.docs_formats`).
+
+    Exit status: 0 done / fresh; 1 ``formats --check`` found stale pages (each named, with the
+    command that rewrites them); 2 a bad argument or a page without its generated block.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m cdc_lakehouse.tools.docs_reference",
-        description="Print a generated reference page of the docs site.",
+        description="Print a generated reference page of the docs site, or rewrite the "
+        "formats' generated blocks of README.md and docs/.",
     )
-    parser.add_argument("page", choices=["tables"], help="tables: docs/reference/tables.md")
+    parser.add_argument(
+        "page",
+        choices=["tables", "formats"],
+        help="tables: print docs/reference/tables.md; formats: rewrite the blocks of "
+        + ", ".join(docs_formats.PAGES)
+        + " from the format plug-ins",
+    )
     parser.add_argument("--root", type=Path, default=ROOT, help="the repository checkout")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="formats: write nothing; exit 1 naming each stale page",
+    )
     args = parser.parse_args(argv)
-    sys.stdout.write(render_tables(load_models(args.root)))
-    return 0
+    if args.page == "tables":
+        if args.check:
+            parser.error(
+                "--check: only for formats (tests/unit/test_docs_reference.py checks tables)"
+            )
+        sys.stdout.write(render_tables(load_models(args.root)))
+        return 0
+    try:
+        if not args.check:
+            for path in docs_formats.write(args.root, MANIFEST):
+                print(f"wrote {path}")
+            return 0
+        stale = docs_formats.stale(args.root, MANIFEST)
+    except docs_formats.DocsBlockError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for path in stale:
+        print(f"{path} is stale: run `{docs_formats.COMMAND}`", file=sys.stderr)
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":
