@@ -317,7 +317,7 @@ typed as (
     from classified
 ),
 
-{# the images, Connect Decimal values decoded (Java: cdc_lakehouse.formats.debezium.ConnectDecimal) #}
+{# the images, Connect Decimal values decoded (Java: the plug-in's ConnectDecimal) #}
 images as (
     select
         *,
