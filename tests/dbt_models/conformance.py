@@ -3,8 +3,8 @@
 The shared tests (cross-topic ties, the bad-input matrix, schema changes, the decoders'
 robustness, the benchmark baselines) hold no per-format entries: they find each format of
 the manifest (:data:`cdc_lakehouse.formats.MANIFEST`) and ask its cases file,
-``tests/dbt_models/<staging_folder>_cases.py`` (one per staging folder, shared by the formats
-of that folder), for these names, each a function of the registry format name:
+``tests/dbt_models/formats/<staging_folder>/cases.py`` (one per staging folder, shared by the
+formats of that folder), for these names, each a function of the registry format name:
 
 ``cross_topic_case(format_name) -> cross_topic_cases.Case``
     One row of table ``xtopic_items`` through topics ``xtopic.<format>.a`` and ``.b``
@@ -32,8 +32,10 @@ the file and the missing name), and each shared test of that name fails for the 
 the same message.
 
 Everything else a new format needs: its plug-in folder (src/cdc_lakehouse/formats/<folder>/),
-its staging folder, its cases file (with ``dump_lines``, tests/dbt_models/conftest.py) and
-its rows in seeds/cdc_topics.csv (``faults.<format>``, ``xtopic.<format>.a`` / ``.b``, and
+its staging folder, its tests package ``tests/dbt_models/formats/<folder>/`` (with
+``__init__.py``; its ``cases.py`` with ``dump_lines``, tests/dbt_models/conftest.py, beside the
+format's own tests: ``test_pipeline.py``, ``test_decoder.py``, ``test_encoder.py``) and its
+rows in seeds/cdc_topics.csv (``faults.<format>``, ``xtopic.<format>.a`` / ``.b``, and
 ``simddl.<format>`` for a format that sends DDL).
 """
 
@@ -93,20 +95,26 @@ class MissingConformanceError(LookupError):
 
 def cases_path(format_name: str) -> str:
     """The format's cases file, relative to the repository."""
-    return f"tests/dbt_models/{formats.get(format_name).staging_folder}_cases.py"
+    return f"tests/dbt_models/formats/{formats.get(format_name).staging_folder}/cases.py"
+
+
+def cases_module_name(format_name: str) -> str:
+    """The format's cases module name, ``tests.dbt_models.formats.<staging_folder>.cases``."""
+    return f"tests.dbt_models.formats.{formats.get(format_name).staging_folder}.cases"
 
 
 def cases_module(format_name: str) -> ModuleType:
-    """The format's cases module, ``tests.dbt_models.<staging_folder>_cases``.
+    """The format's cases module, ``tests.dbt_models.formats.<staging_folder>.cases``.
 
     Raises:
-        MissingConformanceError: the format has no cases file.
+        MissingConformanceError: the format has no cases file (or no tests package).
     """
-    folder = formats.get(format_name).staging_folder
+    name = cases_module_name(format_name)
     try:
-        return importlib.import_module(f"tests.dbt_models.{folder}_cases")
+        return importlib.import_module(name)
     except ModuleNotFoundError as exc:
-        if exc.name != f"tests.dbt_models.{folder}_cases":
+        # the module or its package (tests/dbt_models/formats/<folder>/) is missing
+        if exc.name not in (name, name.rsplit(".", 1)[0]):
             raise
         raise MissingConformanceError(
             f"{format_name}: no cases file {cases_path(format_name)} (tests/dbt_models/"

@@ -9,7 +9,7 @@ Expected current state of ``gold_rules.items`` after every record: ids 3, 4 and 
 
 from __future__ import annotations
 
-from tests.dbt_models.dts_canal_cases import canal, item
+from tests.dbt_models.formats.dts_canal.cases import canal, item
 from tests.dbt_models.helpers import DumpLine, Offsets
 
 TOPIC = "gold.rules.canal"

@@ -250,7 +250,7 @@ def test_table_truncates_finds_every_format_truncate(spark, built_lake):
             ("dts_avro", "hist", None, "hist_items", "DDL", True),
             ("dts_shareplex_json", None, "EDGE", "NUMS", "TRUNCATE", True),
             ("dts_canal_json", "gold_rules", None, "items", "TRUNCATE", True),
-            # Debezium's op t (PostgreSQL connector): debezium_cases.py
+            # Debezium's op t (PostgreSQL connector): formats/debezium/cases.py
             ("debezium_json", "dbz_inventory", "public", "scratch", "t", True),
         ]
     )

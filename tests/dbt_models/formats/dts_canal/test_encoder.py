@@ -37,7 +37,7 @@ from cdc_lakehouse.tools.simulate.history import (
     Truncate,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 
 ALL = TableSpec(
     database="fixture",

@@ -36,7 +36,7 @@ from cdc_lakehouse.tools.simulate.history import (
     Truncate,
 )
 
-EXAMPLE_SEEDS = Path(__file__).resolve().parents[2] / "sample_data" / "seeds"
+EXAMPLE_SEEDS = Path(__file__).resolve().parents[4] / "sample_data" / "seeds"
 
 KINDS = TableSpec(
     "shop",
