@@ -24,6 +24,13 @@ formats of that folder), for these names, each a function of the registry format
     For a JSON format with a Python decoder: the row values (column names lower case) the
     decoder reads from ``raw``, an insert of :func:`fault_matrix_cases.good_message`
     (test_decode_robustness.py).
+``truncates(format_name) -> list[Truncate]``
+    The truncates of the format's edge cases (the lines its ``dump_lines`` writes): the rows
+    silver.table_truncates must hold for them, each placed on the table's ordering key
+    (test_row_history.py); an empty list for a format whose records there truncate nothing
+    while another format of the folder's do. A cases file none of whose records truncates a
+    table sets it to None. (The shared truncate cases, history_cases.py and
+    gold_rules_cases.py, list theirs, with their formats, in ``TRUNCATES``.)
 
 Where a check does not apply to a format, its cases file opts out explicitly: it sets the
 name to None, with a comment saying why (``fault_matrix = None  # ...``). A format whose cases
@@ -64,6 +71,7 @@ NAMES: dict[str, Callable[[Format], bool]] = {
     "schema_changes": _sends_ddl,
     "broken_records": lambda fmt: True,
     "number_form_image": lambda fmt: fmt.decoder is not None and fmt.value_encoding == "json",
+    "truncates": lambda fmt: True,
 }
 """Every protocol name -> which formats must give it (the others need not)."""
 
@@ -80,6 +88,17 @@ class BrokenRecords:
 
     where: str
     records: list[tuple[dict[str, Any], str]]
+
+
+@dataclass(frozen=True)
+class Truncate:
+    """One row of silver.table_truncates that a cases file's records must give (``truncates``):
+    the truncated table as the record names it, and the record's ``ddl_op``."""
+
+    database: str | None
+    schema: str | None
+    table: str
+    ddl_op: str
 
 
 def raw_value(line: dict[str, Any]) -> bytes | None:
