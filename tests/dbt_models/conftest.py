@@ -172,8 +172,8 @@ def built_lake(
     test session.
 
     A cases module may also write records of topics missing from the registry
-    (``unregistered_dump_lines() -> (lines, topic)``): they are ingested with a registry
-    that has the topic (as a topic removed from the registry after ingest would be)."""
+    (``unregistered_dump_lines() -> (lines, registry row)``): they are ingested with a
+    registry that has the row (as a topic removed from the registry after ingest would be)."""
     cases_dir = tmp_path_factory.mktemp("cases")
     unregistered_dir = tmp_path_factory.mktemp("unregistered")
     registry_lines = (project_dir / "seeds" / "cdc_topics.csv").read_text().splitlines()
@@ -181,9 +181,9 @@ def built_lake(
         name = dump_name(module)
         write_dump(cases_dir / f"{name}.jsonl", module.dump_lines())
         if hasattr(module, "unregistered_dump_lines"):
-            lines, topic = module.unregistered_dump_lines()
+            lines, registry_row = module.unregistered_dump_lines()
             write_dump(unregistered_dir / f"{name}.jsonl", lines)
-            registry_lines.append(f"{topic},dts_canal_json,mysql,false,not in the seed")
+            registry_lines.append(registry_row)
     registry = unregistered_dir.parent / "registry-with-unregistered-topics.csv"
     registry.write_text("\n".join(registry_lines) + "\n")
     # one topic dump directory for every format's part 1 (their topics differ): one ingest

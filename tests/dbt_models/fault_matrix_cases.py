@@ -313,7 +313,8 @@ def dump_lines() -> list[DumpLine]:
 
 
 def unregistered_dump_lines() -> tuple[list[DumpLine], str]:
-    """One valid Canal record on :data:`UNREGISTERED_TOPIC`: its dump lines and its topic (the
-    caller ingests it with a registry that has the topic as ``dts_canal_json``)."""
+    """One valid Canal record on :data:`UNREGISTERED_TOPIC`: its dump lines and the registry row
+    of its topic (``dts_canal_json``), which the caller adds to the registry it ingests it with."""
     good = conformance.lookup("dts_canal_json", "fault_matrix")("unregistered").good
-    return [_line(UNREGISTERED_TOPIC, 0, good(1, GOOD_ROWS[1]))], UNREGISTERED_TOPIC
+    row = f"{UNREGISTERED_TOPIC},dts_canal_json,mysql,false,not in the seed"
+    return [_line(UNREGISTERED_TOPIC, 0, good(1, GOOD_ROWS[1]))], row
