@@ -3,8 +3,8 @@
 The shared tests (cross-topic ties, the bad-input matrix, schema changes, the decoders'
 robustness, the benchmark baselines) hold no per-format entries: they find each format of
 the manifest (:data:`cdc_lakehouse.formats.MANIFEST`) and ask its cases file,
-``tests/dbt_models/<staging_folder>_cases.py`` (one per staging folder, shared by the formats
-of that folder), for these names, each a function of the registry format name:
+``tests/dbt_models/formats/<staging_folder>/cases.py`` (one per staging folder, shared by the
+formats of that folder), for these names, each a function of the registry format name:
 
 ``cross_topic_case(format_name) -> cross_topic_cases.Case``
     One row of table ``xtopic_items`` through topics ``xtopic.<format>.a`` and ``.b``
@@ -24,6 +24,13 @@ of that folder), for these names, each a function of the registry format name:
     For a JSON format with a Python decoder: the row values (column names lower case) the
     decoder reads from ``raw``, an insert of :func:`fault_matrix_cases.good_message`
     (test_decode_robustness.py).
+``truncates(format_name) -> list[Truncate]``
+    The truncates of the format's edge cases (the lines its ``dump_lines`` writes): the rows
+    silver.table_truncates must hold for them, each placed on the table's ordering key
+    (test_row_history.py); an empty list for a format whose records there truncate nothing
+    while another format of the folder's do. A cases file none of whose records truncates a
+    table sets it to None. (The shared truncate cases, history_cases.py and
+    gold_rules_cases.py, list theirs, with their formats, in ``TRUNCATES``.)
 
 Where a check does not apply to a format, its cases file opts out explicitly: it sets the
 name to None, with a comment saying why (``fault_matrix = None  # ...``). A format whose cases
@@ -32,8 +39,10 @@ the file and the missing name), and each shared test of that name fails for the 
 the same message.
 
 Everything else a new format needs: its plug-in folder (src/cdc_lakehouse/formats/<folder>/),
-its staging folder, its cases file (with ``dump_lines``, tests/dbt_models/conftest.py) and
-its rows in seeds/cdc_topics.csv (``faults.<format>``, ``xtopic.<format>.a`` / ``.b``, and
+its staging folder, its tests package ``tests/dbt_models/formats/<folder>/`` (with
+``__init__.py``; its ``cases.py`` with ``dump_lines``, tests/dbt_models/conftest.py, beside the
+format's own tests: ``test_pipeline.py``, ``test_decoder.py``, ``test_encoder.py``) and its
+rows in seeds/cdc_topics.csv (``faults.<format>``, ``xtopic.<format>.a`` / ``.b``, and
 ``simddl.<format>`` for a format that sends DDL).
 """
 
@@ -62,6 +71,7 @@ NAMES: dict[str, Callable[[Format], bool]] = {
     "schema_changes": _sends_ddl,
     "broken_records": lambda fmt: True,
     "number_form_image": lambda fmt: fmt.decoder is not None and fmt.value_encoding == "json",
+    "truncates": lambda fmt: True,
 }
 """Every protocol name -> which formats must give it (the others need not)."""
 
@@ -80,6 +90,17 @@ class BrokenRecords:
     records: list[tuple[dict[str, Any], str]]
 
 
+@dataclass(frozen=True)
+class Truncate:
+    """One row of silver.table_truncates that a cases file's records must give (``truncates``):
+    the truncated table as the record names it, and the record's ``ddl_op``."""
+
+    database: str | None
+    schema: str | None
+    table: str
+    ddl_op: str
+
+
 def raw_value(line: dict[str, Any]) -> bytes | None:
     """The Kafka value bytes of a topic dump line (None: a Kafka NULL value)."""
     if "value_base64" in line:
@@ -93,20 +114,26 @@ class MissingConformanceError(LookupError):
 
 def cases_path(format_name: str) -> str:
     """The format's cases file, relative to the repository."""
-    return f"tests/dbt_models/{formats.get(format_name).staging_folder}_cases.py"
+    return f"tests/dbt_models/formats/{formats.get(format_name).staging_folder}/cases.py"
+
+
+def cases_module_name(format_name: str) -> str:
+    """The format's cases module name, ``tests.dbt_models.formats.<staging_folder>.cases``."""
+    return f"tests.dbt_models.formats.{formats.get(format_name).staging_folder}.cases"
 
 
 def cases_module(format_name: str) -> ModuleType:
-    """The format's cases module, ``tests.dbt_models.<staging_folder>_cases``.
+    """The format's cases module, ``tests.dbt_models.formats.<staging_folder>.cases``.
 
     Raises:
-        MissingConformanceError: the format has no cases file.
+        MissingConformanceError: the format has no cases file (or no tests package).
     """
-    folder = formats.get(format_name).staging_folder
+    name = cases_module_name(format_name)
     try:
-        return importlib.import_module(f"tests.dbt_models.{folder}_cases")
+        return importlib.import_module(name)
     except ModuleNotFoundError as exc:
-        if exc.name != f"tests.dbt_models.{folder}_cases":
+        # the module or its package (tests/dbt_models/formats/<folder>/) is missing
+        if exc.name not in (name, name.rsplit(".", 1)[0]):
             raise
         raise MissingConformanceError(
             f"{format_name}: no cases file {cases_path(format_name)} (tests/dbt_models/"

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 import tests.dbt_models
-from tests.dbt_models import qlik_late_metadata_cases, qlik_real_stream_cases
+from cdc_lakehouse import formats
+from tests.dbt_models.formats.qlik import late_metadata_cases, real_stream_cases
 from tests.dbt_models.helpers import Readers, gold_rows, node_windows, write_dump
 from tests.dbt_models.simulation import (
     INCREMENTAL_TABLES,
@@ -113,15 +114,42 @@ def ingest_dump(spark, project_dir: Path, lake_dir: Path) -> Callable[..., Any]:
 
 
 def case_modules() -> list[Any]:
-    """Every ``tests/dbt_models/*_cases.py`` module: each has ``dump_lines()``, its edge-case
-    records (one format's topics) as topic dump lines (:func:`helpers.write_dump` writes
-    them)."""
-    names = sorted(
-        info.name
+    """Every cases module: each has ``dump_lines()``, its edge-case records as topic dump lines
+    (:func:`helpers.write_dump` writes them), in the order of :func:`dump_name`.
+
+    The shared ones are ``tests/dbt_models/*_cases.py``; each staging folder of the manifest
+    (:data:`cdc_lakehouse.formats.MANIFEST`) has its own in
+    ``tests/dbt_models/formats/<staging_folder>/``: ``cases.py`` (the conformance protocol's,
+    tests/dbt_models/conformance.py) and any other ``*_cases.py`` of the format."""
+    names = [
+        f"tests.dbt_models.{info.name}"
         for info in pkgutil.iter_modules(tests.dbt_models.__path__)
         if info.name.endswith("_cases")
-    )
-    return [importlib.import_module(f"tests.dbt_models.{name}") for name in names]
+    ]
+    for folder in sorted({fmt.staging_folder for fmt in formats.MANIFEST}):
+        try:
+            package = importlib.import_module(f"tests.dbt_models.formats.{folder}")
+        except ModuleNotFoundError as exc:  # tests/unit/test_conformance.py names the format
+            if exc.name != f"tests.dbt_models.formats.{folder}":
+                raise
+            continue
+        names += [
+            f"{package.__name__}.{info.name}"
+            for info in pkgutil.iter_modules(package.__path__)
+            if info.name == "cases" or info.name.endswith("_cases")
+        ]
+    modules = [importlib.import_module(name) for name in names]
+    return sorted(modules, key=dump_name)
+
+
+def dump_name(module: Any) -> str:
+    """The name of a cases module's dump files: ``<module>`` for a shared one
+    (``cross_topic_cases``), ``<staging_folder>_<module>`` for a format's (``qlik_cases``,
+    ``qlik_late_metadata_cases``)."""
+    parts = module.__name__.split(".")
+    if parts[-3] == "formats":
+        return f"{parts[-2]}_{parts[-1]}"
+    return parts[-1]
 
 
 @pytest.fixture(scope="session")
@@ -139,22 +167,23 @@ def built_lake(
     simulations,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Any:
-    """The bundled sample dump, every format's edge cases (``*_cases.py``) and part 1 of every
-    simulated history, ingested and built with one `dbt build` for the whole test session.
+    """The bundled sample dump, every cases module's edge cases (:func:`case_modules`) and
+    part 1 of every simulated history, ingested and built with one `dbt build` for the whole
+    test session.
 
     A cases module may also write records of topics missing from the registry
-    (``unregistered_dump_lines() -> (lines, topic)``): they are ingested with a registry
-    that has the topic (as a topic removed from the registry after ingest would be)."""
+    (``unregistered_dump_lines() -> (lines, registry row)``): they are ingested with a
+    registry that has the row (as a topic removed from the registry after ingest would be)."""
     cases_dir = tmp_path_factory.mktemp("cases")
     unregistered_dir = tmp_path_factory.mktemp("unregistered")
     registry_lines = (project_dir / "seeds" / "cdc_topics.csv").read_text().splitlines()
     for module in case_modules():
-        name = module.__name__.rsplit(".", 1)[-1]
+        name = dump_name(module)
         write_dump(cases_dir / f"{name}.jsonl", module.dump_lines())
         if hasattr(module, "unregistered_dump_lines"):
-            lines, topic = module.unregistered_dump_lines()
+            lines, registry_row = module.unregistered_dump_lines()
             write_dump(unregistered_dir / f"{name}.jsonl", lines)
-            registry_lines.append(f"{topic},dts_canal_json,mysql,false,not in the seed")
+            registry_lines.append(registry_row)
     registry = unregistered_dir.parent / "registry-with-unregistered-topics.csv"
     registry.write_text("\n".join(registry_lines) + "\n")
     # one topic dump directory for every format's part 1 (their topics differ): one ingest
@@ -193,7 +222,7 @@ def simulated_increments(
         for module in case_modules():
             lines = getattr(module, "increment_dump_lines", lambda _batch: None)(index)
             if lines is not None:
-                name = module.__name__.rsplit(".", 1)[-1]
+                name = dump_name(module)
                 write_dump(batch_dir / f"{name}-increment.jsonl", lines)
         ingest_dump(batch_dir)  # one ingest batch for every format's records of the batch
         command = ("build" if index == batches - 1 else "run",)
@@ -232,9 +261,9 @@ def simulated_increments(
 
 
 def qlik_late_state(spark) -> dict[str, Any]:
-    """What qlik_late_metadata_cases.py's records became: gold rows per table and the
+    """What formats/qlik/late_metadata_cases.py's records became: gold rows per table and the
     (topic, offset) of the records in quarantine, with their reasons."""
-    late = qlik_late_metadata_cases
+    late = late_metadata_cases
     topics = f"'{late.JSON_TOPIC}', '{late.AVRO_TOPIC}'"
     return {
         "gold": {
@@ -259,10 +288,10 @@ def qlik_late_state(spark) -> dict[str, Any]:
 
 
 def qlik_real_stream_state(spark) -> dict[str, Any]:
-    """What qlik_real_stream_cases.py's records became: gold rows per table, the (topic,
+    """What formats/qlik/real_stream_cases.py's records became: gold rows per table, the (topic,
     offset) of the records in quarantine with their reasons, and per change how it found its
     metadata and whether it was decoded in a later batch than its own."""
-    real = qlik_real_stream_cases
+    real = real_stream_cases
     topics = ", ".join(f"'{topic}'" for topic in real.TOPICS)
     return {
         "gold": {

@@ -6,8 +6,8 @@ one table ``faults.<format>`` keyed by ``id``. Its records, in offset order on p
 the good changes of :data:`GOOD_ROWS` (one of them with a 60-digit number and ``1.50``, one
 with a value of 1.5 MB), for the JSON formats also one per JSON number form of
 :data:`NUMBER_FORMS` (``-0``, ``-0E+0``, ``1E400``, a 4,301-digit integer, ...), for Canal
-also one INSERT of ``WIDE_ROWS`` rows (dts_canal_cases.py ``fault_matrix``: its size times its row
-count passes 2 GiB), and between them the bad inputs of each format, each with the
+also one INSERT of ``WIDE_ROWS`` rows (formats/dts_canal/cases.py ``fault_matrix``: its size
+times its row count passes 2 GiB), and between them the bad inputs of each format, each with the
 quarantine reason it must get and a piece of the detail. What a user must see:
 
 - every bad input is one ``silver.quarantine`` row with that reason and its raw bytes;
@@ -313,7 +313,8 @@ def dump_lines() -> list[DumpLine]:
 
 
 def unregistered_dump_lines() -> tuple[list[DumpLine], str]:
-    """One valid Canal record on :data:`UNREGISTERED_TOPIC`: its dump lines and its topic (the
-    caller ingests it with a registry that has the topic as ``dts_canal_json``)."""
+    """One valid Canal record on :data:`UNREGISTERED_TOPIC`: its dump lines and the registry row
+    of its topic (``dts_canal_json``), which the caller adds to the registry it ingests it with."""
     good = conformance.lookup("dts_canal_json", "fault_matrix")("unregistered").good
-    return [_line(UNREGISTERED_TOPIC, 0, good(1, GOOD_ROWS[1]))], UNREGISTERED_TOPIC
+    row = f"{UNREGISTERED_TOPIC},dts_canal_json,mysql,false,not in the seed"
+    return [_line(UNREGISTERED_TOPIC, 0, good(1, GOOD_ROWS[1]))], row

@@ -9,7 +9,8 @@ Expected current state of ``gold_rules.items`` after every record: ids 3, 4 and 
 
 from __future__ import annotations
 
-from tests.dbt_models.dts_canal_cases import canal, item
+from tests.dbt_models.conformance import Truncate
+from tests.dbt_models.formats.dts_canal.cases import canal, item
 from tests.dbt_models.helpers import DumpLine, Offsets
 
 TOPIC = "gold.rules.canal"
@@ -59,3 +60,10 @@ def dump_lines() -> list[DumpLine]:
         }
         for partition, value in RECORDS
     ]
+
+
+TRUNCATES: list[tuple[str, Truncate]] = [
+    ("dts_canal_json", Truncate(DB, None, "items", "TRUNCATE"))
+]
+"""(format, row of silver.table_truncates) of the truncate of these cases
+(tests/dbt_models/conformance.py ``truncates`` gives each format's own)."""

@@ -22,6 +22,7 @@ import json
 from typing import Any
 
 from cdc_lakehouse.formats.dts_avro import avro_writer as avro
+from tests.dbt_models.conformance import Truncate
 from tests.dbt_models.helpers import DumpLine, Offsets, dump_line
 
 DATAWORKS_TOPIC = "dataworks.history.mysql"
@@ -220,3 +221,15 @@ def dump_lines() -> list[DumpLine]:
         + _lines(AVRO_TOPIC, [(partition, avro.encode(r)) for partition, r in AVRO_CHANGES])
         + _lines(CANAL_TOPIC, CANAL_CHANGES)
     )
+
+
+TRUNCATES: list[tuple[str, Truncate]] = [
+    ("dataworks_json", Truncate(DATAWORKS_DB, None, "hist_orders", "TRUNCATE")),
+    # QUERY record without a table: the table comes from the statement.
+    ("dataworks_json", Truncate(DATAWORKS_DB, None, "hist_other", "QUERY")),
+    # DTS Avro objectName is the database only.
+    ("dts_avro", Truncate(AVRO_DB, None, "hist_items", "DDL")),
+    ("dts_canal_json", Truncate(CANAL_DB, None, "hist_rows", "TRUNCATE")),
+]
+"""(format, row of silver.table_truncates) of each truncate of these cases
+(tests/dbt_models/conformance.py ``truncates`` gives each format's own)."""

@@ -2,7 +2,7 @@
 broken records of each format's cases file (``broken_records``,
 tests/dbt_models/conformance.py) are quarantined, each as one row with its reason, a detail
 and its raw bytes, and nothing else is quarantined where they are. The checks only one format
-has stay in its test_<folder>_pipeline.py."""
+has stay in its formats/<folder>/test_pipeline.py."""
 
 from __future__ import annotations
 

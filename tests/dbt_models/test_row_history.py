@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from cdc_lakehouse.formats import NAMES
-from tests.dbt_models import history_cases
+from tests.dbt_models import conformance, gold_rules_cases, history_cases
 
 Values = dict[str, str | None]
 
@@ -234,26 +234,21 @@ def test_partial_key_move_carries_the_old_key_values(spark, built_lake):
 
 
 def test_table_truncates_finds_every_format_truncate(spark, built_lake):
+    """The truncates of every format's cases file (``truncates``, tests/dbt_models/
+    conformance.py) and of the shared truncate cases, each placed (an ordering key)."""
     rows = spark.sql(
         "select source_format, source_database, source_schema, source_table, ddl_op, "
         "ordering_key is not null as placed from silver.table_truncates "
         "where kafka_topic not like 'sim.%'"
     ).collect()
-    assert sorted(tuple(r) for r in rows) == sorted(
-        [
-            ("dataworks_json", "hist_db", None, "hist_orders", "TRUNCATE", True),
-            # QUERY record without a table: the table comes from the statement.
-            ("dataworks_json", "hist_db", None, "hist_other", "QUERY", True),
-            ("dts_canal_json", "canal_edge", None, "scratch", "TRUNCATE", True),
-            ("dts_canal_json", "hist_canal", None, "hist_rows", "TRUNCATE", True),
-            # DTS Avro objectName is the database only.
-            ("dts_avro", "hist", None, "hist_items", "DDL", True),
-            ("dts_shareplex_json", None, "EDGE", "NUMS", "TRUNCATE", True),
-            ("dts_canal_json", "gold_rules", None, "items", "TRUNCATE", True),
-            # Debezium's op t (PostgreSQL connector): debezium_cases.py
-            ("debezium_json", "dbz_inventory", "public", "scratch", "t", True),
-        ]
-    )
+    given = [
+        (format_name, truncate)
+        for format_name, truncates in conformance.provided("truncates").items()
+        for truncate in truncates
+    ]
+    given += history_cases.TRUNCATES + gold_rules_cases.TRUNCATES
+    expected = [(f, t.database, t.schema, t.table, t.ddl_op, True) for f, t in given]
+    assert sorted((tuple(r) for r in rows), key=repr) == sorted(expected, key=repr)
 
 
 def test_truncate_ends_rows_live_before_it(spark, built_lake):

@@ -16,7 +16,7 @@ import pytest
 
 from cdc_lakehouse.tools.simulate.encoders import ENCODERS
 from cdc_lakehouse.tools.simulate.gold_check import differences
-from tests.dbt_models import dts_shareplex_cases as shareplex_cases
+from tests.dbt_models.formats.dts_shareplex import cases as shareplex_cases
 from tests.dbt_models.helpers import gold_rows
 from tests.dbt_models.simulation import (
     INCREMENTAL_TABLES,

@@ -1,10 +1,10 @@
 """Completion by a later record (issue 19): Qlik data messages whose metadata message arrives
-in a later ingest batch (qlik_late_metadata_cases.py) are decoded in the incremental run of
+in a later ingest batch (formats/qlik/late_metadata_cases.py) are decoded in the incremental run of
 that batch, exactly as a full refresh decodes them. The same for the shape of a real Qlik
-Replicate JSON stream (issue 48, qlik_real_stream_cases.py): data messages whose envelope id
+Replicate JSON stream (issue 48, formats/qlik/real_stream_cases.py): data messages whose envelope id
 no metadata message carries, with their metadata in the same, an earlier or a later batch.
 
-Batch A is in the session's first build (test_qlik_pipeline.py checks that the waiting data
+Batch A is in the session's first build (formats/qlik/test_pipeline.py checks that the waiting data
 messages are in quarantine then); the metadata messages arrive in the two incremental batches
 of the ``simulated_increments`` fixture. That every staging, silver and gold table then equals
 the full refresh is checked for the whole lake by test_simulated_gold.py.
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.dbt_models import qlik_late_metadata_cases as late
-from tests.dbt_models import qlik_real_stream_cases as real
+from tests.dbt_models.formats.qlik import late_metadata_cases as late
+from tests.dbt_models.formats.qlik import real_stream_cases as real
 
 pytestmark = pytest.mark.dbt
 

@@ -37,7 +37,8 @@ def test_a_missing_name_is_reported_with_the_format_and_the_file(monkeypatch):
     with pytest.raises(conformance.MissingConformanceError) as error:
         conformance.lookup(ALONE.name, "fault_matrix")
     assert str(error.value).startswith(
-        f"{ALONE.name}: tests/dbt_models/{ALONE.staging_folder}_cases.py has no `fault_matrix`"
+        f"{ALONE.name}: tests/dbt_models/formats/{ALONE.staging_folder}/cases.py has no "
+        "`fault_matrix`"
     )
     # the shared tests still run for the others, and for it (to fail with that message)
     assert ALONE.name in conformance.formats_for("fault_matrix")

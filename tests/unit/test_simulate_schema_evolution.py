@@ -51,7 +51,7 @@ from cdc_lakehouse.tools.simulate.schema_evolution import (
     generate_schema_evolution,
     history_for_format,
 )
-from tests.unit.test_simulate_dataworks_encoders import read_envelope
+from tests.dbt_models.formats.dataworks.test_encoder import read_envelope
 
 # --------------------------------------------------------------------------- tiny history
 

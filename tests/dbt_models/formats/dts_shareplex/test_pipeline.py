@@ -1,7 +1,7 @@
 """End to end: dump -> bronze -> dbt build -> silver and gold for dts_shareplex_json, against
 states written by hand from docs/formats.md section 4b and the three Shareplex examples of seed
 003 (sample_data/dump/dts.sample.shareplex.jsonl) and the edge cases of
-dts_shareplex_cases.py (topic dts.cases.shareplex).
+this folder's cases.py (topic dts.cases.shareplex).
 
 What the sample changed in the seed examples to make them valid, complete JSON: the insert is
 as documented; the update's "…." placeholder is replaced by the meta fields the insert shows
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.dbt_models import dts_shareplex_cases as cases
 from tests.dbt_models import helpers
 from tests.dbt_models.conftest import SAMPLE_DUMP
+from tests.dbt_models.formats.dts_shareplex import cases
 
 pytestmark = pytest.mark.dbt
 

@@ -1,5 +1,5 @@
 """End to end: dump -> bronze -> dbt build -> silver and gold, for datahub_tuple, against states
-written by hand from seed 002 and the edge cases of datahub_tuple_cases.py.
+written by hand from seed 002 and the edge cases of this folder's cases.py.
 
 The sample topic datahub.sample.tuple_orders holds the seed's Insert / Update / Delete table
 (four records). The seed prints only the meta columns; the sample adds what a real record of
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.dbt_models import datahub_tuple_cases as cases
 from tests.dbt_models import helpers
+from tests.dbt_models.formats.datahub_tuple import cases
 
 pytestmark = pytest.mark.dbt
 

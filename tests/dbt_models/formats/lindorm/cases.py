@@ -302,3 +302,7 @@ def broken_records(format_name: str) -> conformance.BrokenRecords:
     """BROKEN, on partition 3 of the SQL topic: the last lines of the dump."""
     where = f"kafka_topic = '{SQL_TOPIC}' and kafka_partition = 3"
     return conformance.broken_at_end(where, dump_lines(), BROKEN)
+
+
+# No truncate: Lindorm sends no truncate or DDL message, row changes only.
+truncates = None

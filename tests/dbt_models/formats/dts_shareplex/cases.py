@@ -280,3 +280,8 @@ def broken_records(format_name: str) -> conformance.BrokenRecords:
     """BROKEN, on partition 4: the last lines of the dump; nothing else of the topic is
     quarantined."""
     return conformance.broken_at_end(f"kafka_topic = '{TOPIC}'", dump_lines(), BROKEN)
+
+
+def truncates(format_name: str) -> list[conformance.Truncate]:
+    """The TRUNCATE of EDGE.NUMS (Oracle: a schema, no database)."""
+    return [conformance.Truncate(None, "EDGE", "NUMS", "TRUNCATE")]

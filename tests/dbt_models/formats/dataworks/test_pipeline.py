@@ -1,6 +1,6 @@
 """End to end: dump -> bronze -> dbt build -> silver and gold, for dataworks_json and
 datahub_blob, against states written by hand from the seed documents (000, 002) and the
-edge cases of dataworks_cases.py."""
+edge cases of this folder's cases.py."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.dbt_models import dataworks_cases as cases
+from tests.dbt_models.formats.dataworks import cases
 from tests.dbt_models.helpers import gold_rows
 
 pytestmark = pytest.mark.dbt

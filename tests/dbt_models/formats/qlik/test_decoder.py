@@ -23,7 +23,7 @@ from cdc_lakehouse.formats.qlik.avro_writer import (
     mask_bytes,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 
 TABLE = QlikTable(
     "srv",

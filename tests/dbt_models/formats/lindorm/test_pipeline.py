@@ -1,5 +1,5 @@
 """End to end: dump -> bronze -> dbt build -> silver and gold, for lindorm_debezium, against
-states written by hand from seed 001 and the edge cases of lindorm_cases.py.
+states written by hand from seed 001 and the edge cases of this folder's cases.py.
 
 Sample topics: lindorm.sample.customers holds the seed's SQL-table messages in document order
 (the format definition example, then the insert, update, delete and column-delete examples),
@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from tests.dbt_models import helpers
-from tests.dbt_models import lindorm_cases as cases
+from tests.dbt_models.formats.lindorm import cases
 
 pytestmark = pytest.mark.dbt
 

@@ -32,7 +32,7 @@ from cdc_lakehouse.tools.simulate.history import (
 )
 from cdc_lakehouse.tools.simulate.messages import Message
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 PREFIX = "sim"
 MODULES = [qlik_json, qlik_avro]
 

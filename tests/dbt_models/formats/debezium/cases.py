@@ -534,3 +534,8 @@ def fault_matrix(format_: str) -> Any:
         ),
     ]
     return fm.FaultMatrix(good, faults, tombstones=True, record_key=FAULT_KEY)
+
+
+def truncates(format_name: str) -> list[conformance.Truncate]:
+    """Op t of the PostgreSQL connector: table scratch, its table from source."""
+    return [conformance.Truncate(PG_DB, "public", "scratch", "t")]

@@ -1,15 +1,15 @@
 """End to end: dump -> bronze -> dbt build -> silver and gold, for qlik_json and qlik_avro,
 against states written by hand from seed 004 (the sample scenario of
 cdc_lakehouse.formats.qlik.sample: the same messages as JSON and as Avro) and the edge cases
-of qlik_cases.py."""
+of cases.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.dbt_models import qlik_cases as cases
-from tests.dbt_models import qlik_late_metadata_cases as late_cases
-from tests.dbt_models import qlik_real_stream_cases as real_cases
+from tests.dbt_models.formats.qlik import cases
+from tests.dbt_models.formats.qlik import late_metadata_cases as late_cases
+from tests.dbt_models.formats.qlik import real_stream_cases as real_cases
 
 pytestmark = pytest.mark.dbt
 
@@ -220,7 +220,7 @@ def test_every_qlik_record_is_accounted_for_once(spark, built_lake):
 
 
 def test_data_messages_wait_in_quarantine_for_their_metadata(spark, built_lake):
-    """qlik_late_metadata_cases.py, batch A: a DT whose MD has not arrived waits in
+    """late_metadata_cases.py, batch A: a DT whose MD has not arrived waits in
     quarantine - also a DT of a new tableVersion whose older version's MD is known (its schema
     id names the new one); a DT whose MD came in the same batch is decoded at once."""
     late = late_cases
@@ -240,7 +240,7 @@ def test_data_messages_wait_in_quarantine_for_their_metadata(spark, built_lake):
 
 
 def test_a_real_qlik_stream_reaches_gold_with_its_metadata_in_the_same_batch(spark, built_lake):
-    """qlik_real_stream_cases.py, batch A (issue 48): REFRESH data messages whose envelope
+    """real_stream_cases.py, batch A (issue 48): REFRESH data messages whose envelope
     messageSchemaId no metadata message carries, externalSchemaId null, take their topic's
     table; those whose topic has no metadata yet wait in quarantine."""
     real = real_cases

@@ -14,7 +14,7 @@ from cdc_lakehouse.formats.dts_avro import avro_writer as avro
 from cdc_lakehouse.formats.dts_avro import sample as dts_avro_sample
 from cdc_lakehouse.formats.dts_avro.decoder import decode_record
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 COLUMNS = [("id", 3), ("name", 253), ("price", 246), ("ratio", 5), ("photo", 252), ("flag", 1)]
 
 

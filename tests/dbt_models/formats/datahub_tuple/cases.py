@@ -255,3 +255,7 @@ def broken_records(format_name: str) -> conformance.BrokenRecords:
     """BROKEN, on partition 3 of both topics: the last lines of the dump."""
     where = "source_format = 'datahub_tuple' and kafka_topic like 'datahub.edge.%'"
     return conformance.broken_at_end(where, dump_lines(), BROKEN)
+
+
+# No truncate: DataHub Tuple records carry row changes only (no truncate message).
+truncates = None

@@ -1,6 +1,6 @@
 """End to end: dump -> bronze -> dbt build -> silver and gold, for dts_canal_json, against
 states written by hand from seed 003 (sample_data/dump/dts.sample.canal*.jsonl) and the edge
-cases of dts_canal_cases.py."""
+cases of this folder's cases.py."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from tests.dbt_models import dts_canal_cases as cases
 from tests.dbt_models import helpers
+from tests.dbt_models.formats.dts_canal import cases
 
 pytestmark = pytest.mark.dbt
 

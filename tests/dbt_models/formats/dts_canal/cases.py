@@ -513,3 +513,8 @@ def broken_records(format_name: str) -> conformance.BrokenRecords:
         f"kafka_topic in ('{TOPIC}', '{LEGACY_TOPIC}') and kafka_partition = 3",
         current.records + old.records,
     )
+
+
+def truncates(format_name: str) -> list[conformance.Truncate]:
+    """The TRUNCATE statement (isDdl) of table scratch."""
+    return [conformance.Truncate(DB, None, "scratch", "TRUNCATE")]

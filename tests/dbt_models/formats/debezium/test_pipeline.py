@@ -1,12 +1,13 @@
 """End to end: dump -> bronze -> dbt build -> silver and gold, for debezium_json, against the
-edge cases of debezium_cases.py and the sample records (sample_data/dump/dbz.sample.*.jsonl)."""
+edge cases of this folder's cases.py and the sample records
+(sample_data/dump/dbz.sample.*.jsonl)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.dbt_models import debezium_cases as cases
 from tests.dbt_models import helpers
+from tests.dbt_models.formats.debezium import cases
 
 pytestmark = pytest.mark.dbt
 

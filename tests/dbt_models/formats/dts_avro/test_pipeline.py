@@ -1,7 +1,7 @@
 """End to end: dump -> bronze -> dbt build -> silver and gold for dts_avro, against states
 written by hand from docs/formats.md section 4a / seed 003 (the sample topic dts.sample.avro,
 encoded from the documented schema; see cdc_lakehouse.formats.dts_avro.sample) and the edge
-cases of dts_avro_cases.py (topic dts.cases.avro)."""
+cases of this folder's cases.py (topic dts.cases.avro)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import json
 import pytest
 
 from cdc_lakehouse.formats.dts_avro import sample
-from tests.dbt_models import dts_avro_cases as cases
 from tests.dbt_models import helpers
+from tests.dbt_models.formats.dts_avro import cases
 
 pytestmark = pytest.mark.dbt
 
