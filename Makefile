@@ -197,8 +197,8 @@ mypy: install
 
 # the tests that compare a committed generated file with what its generator writes now
 GENERATED_CHECKS := \
-	tests/unit/test_dts_avro_encoder.py::test_committed_sample_equals_what_the_encoder_produces_now \
-	tests/unit/test_qlik_decoder.py::test_committed_samples_equal_the_encoders_output \
+	tests/dbt_models/formats/dts_avro/test_avro_writer.py::test_committed_sample_equals_what_the_encoder_produces_now \
+	tests/dbt_models/formats/qlik/test_decoder.py::test_committed_samples_equal_the_encoders_output \
 	tests/unit/test_docs_reference.py::test_tables_page_is_up_to_date \
 	tests/unit/test_settings_reference.py::test_the_committed_reference_is_the_commands_output
 

@@ -47,10 +47,7 @@ FORMATS = (
             "Debezium (open-source MySQL / PostgreSQL connectors, JSON with or without schemas)"
         ),
         docs_section="6",
-        ordering_text=(
-            "PostgreSQL source.lsn; MySQL binlog file number, pos, row (the plug-in's ordering "
-            "rule)"
-        ),
+        ordering_text="PostgreSQL source.lsn; MySQL binlog file number, pos, row",
         row_key_text="the Kafka key's fields (with or without its schema), else all columns",
         decodes_text=(
             'c/u/d/r/t; `{"schema", "payload"}` and schemaless values; Decimal (base64, scale '
