@@ -263,7 +263,9 @@ def _fake_format(monkeypatch: pytest.MonkeyPatch, baselines: dict | None) -> For
         module = types.ModuleType(f"{package.__name__}.baseline")
         module.BASELINES = baselines  # type: ignore[attr-defined]
         monkeypatch.setitem(sys.modules, module.__name__, module)
-    return Format("fake_json", "fake_plugin", None, "m", "fake", None, "e", "json")
+    return dataclasses.replace(
+        manifest.MANIFEST[0], name="fake_json", staging_folder="fake_plugin", gold_folder="fake"
+    )
 
 
 def test_a_plugin_without_baselines_is_named_with_the_file_to_add(

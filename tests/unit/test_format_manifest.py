@@ -198,27 +198,33 @@ def test_the_dbt_side_is_generated_fresh_from_the_plug_ins(tmp_path):
     assert dbt_side.generate(tmp_path, formats.MANIFEST) == [dbt_side.PROJECT_FILE]
     assert dbt_side.stale(tmp_path, formats.MANIFEST) == []
     # a plug-in's new type-mapping row reaches the seed, which the check then calls stale
-    debezium = tmp_path / dbt_side.PLUGINS_DIR / "debezium" / dbt_side.PLUGIN_TYPE_MAPPINGS
-    with debezium.open("a", encoding="utf-8") as handle:
-        handle.write('debezium,io.example.Money,"decimal(38,4)",,,,a test row\n')
+    typed = [fmt for fmt in formats.MANIFEST if fmt.type_family]
+    assert typed
+    family, folder = typed[0].type_family, typed[0].staging_folder
+    mappings = tmp_path / dbt_side.PLUGINS_DIR / folder / dbt_side.PLUGIN_TYPE_MAPPINGS
+    row = f'{family},io.example.Money,"decimal(38,4)",,,,a test row'
+    with mappings.open("a", encoding="utf-8") as handle:
+        handle.write(row + "\n")
     assert dbt_side.stale(tmp_path, formats.MANIFEST) == [dbt_side.TYPE_MAPPINGS_FILE]
     dbt_side.generate(tmp_path, formats.MANIFEST)
-    seed = (tmp_path / dbt_side.TYPE_MAPPINGS_FILE).read_text("utf-8")
-    assert 'debezium,io.example.Money,"decimal(38,4)",,,,a test row' in seed.splitlines()
+    assert row in (tmp_path / dbt_side.TYPE_MAPPINGS_FILE).read_text("utf-8").splitlines()
 
 
 def test_the_type_mapping_seed_refuses_a_family_in_two_plug_ins_and_a_missing_file(tmp_path):
-    for folder in ("debezium", "lindorm"):
-        path = tmp_path / dbt_side.PLUGINS_DIR / folder / dbt_side.PLUGIN_TYPE_MAPPINGS
+    by_folder = {fmt.staging_folder: fmt for fmt in formats.MANIFEST if fmt.type_family}
+    first, second, *others = by_folder.values()
+    for fmt in (first, second):
+        path = tmp_path / dbt_side.PLUGINS_DIR / fmt.staging_folder / dbt_side.PLUGIN_TYPE_MAPPINGS
         path.parent.mkdir(parents=True)
-        path.write_text(f"{dbt_side.TYPE_MAPPINGS_HEADER}\ndebezium,int32,int,,,,\n", "utf-8")
+        row = f"{first.type_family},int32,int,,,,"
+        path.write_text(f"{dbt_side.TYPE_MAPPINGS_HEADER}\n{row}\n", "utf-8")
+    # a plug-in with a type family and no file (only two were written under tmp_path)
     with pytest.raises(dbt_side.GeneratedFileError, match="missing; the plug-in's formats"):
-        dbt_side.type_mappings_text(tmp_path, formats.MANIFEST)
-    lindorm_and_debezium = [
-        f for f in formats.MANIFEST if f.staging_folder in {"debezium", "lindorm"}
-    ]
-    with pytest.raises(dbt_side.GeneratedFileError, match="'debezium' has rows in plug-in"):
-        dbt_side.type_mappings_text(tmp_path, lindorm_and_debezium)
+        dbt_side.type_mappings_text(tmp_path, [*others[:1], first])
+    with pytest.raises(
+        dbt_side.GeneratedFileError, match=f"'{first.type_family}' has rows in plug-in"
+    ):
+        dbt_side.type_mappings_text(tmp_path, [first, second])
 
 
 def test_dbt_project_enables_each_staging_folder_by_its_manifest_formats():
