@@ -193,7 +193,7 @@ def test_check_names_a_stale_vocabulary_table_and_write_makes_it_fresh(tmp_path,
     page.write_text(page.read_text(encoding="utf-8").replace("| Qlik (5) |", "| Qlik |"))
     args = ["formats", "--root", str(tmp_path)]
     assert docs_reference.main([*args, "--check"]) == 1
-    assert f"formats.md is stale: run `{docs_formats.COMMAND}`" in capsys.readouterr().err
+    assert f"docs/formats.md is stale: run `{docs_formats.COMMAND}`" in capsys.readouterr().err
     assert docs_reference.main(args) == 0
     assert docs_reference.main([*args, "--check"]) == 0
     assert page.read_text(encoding="utf-8") == (ROOT / "docs/formats.md").read_text(
