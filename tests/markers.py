@@ -42,6 +42,11 @@ HEAVY_MARKERS = frozenset({"dbt", "delta"})
 HEAVY_TESTS: tuple[str, ...] = (
     "tests/kafka/test_broker.py::test_start_answers_stop_reaps_and_removes_its_data",
     "tests/kafka/test_broker.py::test_the_broker_command_logs_to_its_file_and_dies_with_its_parent",
+    # the project's commands against a metastore URL: they load PostgreSQL's JDBC driver
+    # (make postgresql-packages, which make test-unit does not install)
+    "tests/live/test_shared_metastore.py::test_unreachable_metastore_stops_with_one_line",
+    "tests/live/test_shared_metastore.py::test_metastore_of_lakes_in_a_closed_directory",
+    "tests/live/test_shared_metastore.py::test_a_cluster_made_in_the_lake_before_stays_in_use",
 )
 """Node id prefixes of tests that start a JVM, dbt or a server without a fixture."""
 
