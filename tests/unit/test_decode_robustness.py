@@ -233,7 +233,8 @@ DECODERS = {
 
 
 def test_every_python_json_decoder_is_checked_for_nesting_and_repeated_keys():
-    assert set(DECODERS) == {"datahub_tuple", "dts_shareplex", "lindorm", "qlik"}
+    # the plug-ins' decoders are found (a new format's decoder joins them without an edit)
+    assert {"datahub_tuple", "dts_shareplex", "lindorm", "qlik"} <= set(DECODERS)
 
 
 @pytest.mark.parametrize("name", sorted(DECODERS))
