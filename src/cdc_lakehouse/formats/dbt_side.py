@@ -141,20 +141,23 @@ def accepted_formats_lines(manifest: Sequence[Format]) -> list[str]:
     return [f"format: [{', '.join(fmt.name for fmt in manifest)}]"]
 
 
-def replace_block(text: str, lines: Sequence[str], path: Path) -> str:
-    """``text`` with the lines between its :data:`BEGIN` and :data:`END` lines replaced by
-    ``lines``, indented as the :data:`BEGIN` line is.
+def replace_block(
+    text: str, lines: Sequence[str], path: Path, begin: str = BEGIN, end: str = END
+) -> str:
+    """``text`` with the lines between its ``begin`` and the next ``end`` line (by default
+    :data:`BEGIN` and :data:`END`; the docs' generated blocks pass their HTML comments)
+    replaced by ``lines``, indented as the ``begin`` line is.
 
     Raises:
         GeneratedFileError: ``text`` lacks either line.
     """
     rows = text.split("\n")
     try:
-        start = next(i for i, row in enumerate(rows) if row.strip() == BEGIN)
-        stop = next(i for i in range(start, len(rows)) if rows[i].strip() == END)
+        start = next(i for i, row in enumerate(rows) if row.strip() == begin)
+        stop = next(i for i in range(start, len(rows)) if rows[i].strip() == end)
     except StopIteration:
         raise GeneratedFileError(
-            f"{path}: no '{BEGIN}' ... '{END}' block; restore it from git"
+            f"{path}: no '{begin}' ... '{end}' block; restore it from git"
         ) from None
     indent = rows[start][: len(rows[start]) - len(rows[start].lstrip())]
     return "\n".join(rows[: start + 1] + [indent + line for line in lines] + rows[stop:])
@@ -184,8 +187,8 @@ def type_mappings_text(root: Path, manifest: Sequence[Format]) -> str:
         rows = (root / path).read_text("utf-8").splitlines()
         if not rows or rows[0] != TYPE_MAPPINGS_HEADER:
             raise GeneratedFileError(f"{path}: the first line must be {TYPE_MAPPINGS_HEADER}")
-        for record in csv.reader(rows[1:]):
-            family = record[0] if record else ""
+        for record in csv.reader(row for row in rows[1:] if row):
+            family = record[0]
             if owner.setdefault(family, folder) != folder:
                 raise GeneratedFileError(
                     f"{path}: type family {family!r} has rows in plug-in {owner[family]!r} "

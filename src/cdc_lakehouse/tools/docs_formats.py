@@ -34,6 +34,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from cdc_lakehouse.formats import dbt_side
 from cdc_lakehouse.formats.plugin import Format
 
 COMMAND = "python -m cdc_lakehouse.tools.docs_reference formats"
@@ -309,16 +310,10 @@ def replace_block(text: str, block: str, lines: Sequence[str], path: Path) -> st
     Raises:
         DocsBlockError: ``text`` lacks the block's lines.
     """
-    rows = text.split("\n")
-    start_line = begin(block)
     try:
-        start = rows.index(start_line)
-        stop = rows.index(END, start)
-    except ValueError:
-        raise DocsBlockError(
-            f"{path}: no '{start_line}' ... '{END}' block; restore it from git"
-        ) from None
-    return "\n".join([*rows[: start + 1], "", *lines, "", *rows[stop:]])
+        return dbt_side.replace_block(text, ["", *lines, ""], path, begin(block), END)
+    except dbt_side.GeneratedFileError as error:
+        raise DocsBlockError(str(error)) from None
 
 
 def expected(root: Path, manifest: Sequence[Format]) -> dict[Path, str]:
